@@ -1,0 +1,500 @@
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { durationMs } from './duration.js';
+
+/**
+ * The configuration schema. This one definition is both the TypeScript type ({@link OffsetSyncConfig}) and
+ * the runtime check; `describeConfigSchema()` derives the configuration reference and the environment
+ * variable names from it, so the descriptions given to {@link doc} are user documentation.
+ */
+
+/** Metadata attached to configuration fields (kept in zod's global registry). */
+export interface ConfigFieldMeta {
+  /** One or two sentences for the configuration reference. */
+  description: string;
+  /** The value is a credential: redacted by `redactConfig()` and in the configuration reference. */
+  secret?: boolean;
+  /** How the default is shown when it is computed at load time (for example `<hostname>-<pid>`). */
+  defaultText?: string;
+}
+
+function doc<T extends z.ZodType>(schema: T, meta: ConfigFieldMeta): T {
+  return schema.meta({ ...meta });
+}
+
+/** A cluster alias: how links and sections refer to a cluster. */
+export const CLUSTER_ALIAS_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
+
+const clusterAlias = z.string().regex(CLUSTER_ALIAS_PATTERN, {
+  error: `must be a cluster alias matching ${String(CLUSTER_ALIAS_PATTERN)}`,
+});
+
+const hostPort = z.string().refine(isHostPort, { error: 'must be host:port with a port from 1 to 65535' });
+
+function isHostPort(value: string): boolean {
+  const match = /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(value);
+  if (match === null) return false;
+  const port = Number(match[2]);
+  return port >= 1 && port <= 65535;
+}
+
+/** A regular expression given as its source text; must compile. */
+const regexSource = z.string().superRefine((source, ctx) => {
+  try {
+    new RegExp(source);
+  } catch (e: unknown) {
+    const reason = e instanceof Error ? e.message : String(e);
+    ctx.addIssue({ code: 'custom', message: reason, input: source });
+  }
+});
+
+const filePath = z.string().min(1, { error: 'must not be empty' });
+const port = z.number().int().min(0).max(65535);
+const positiveInt = z.number().int().positive();
+
+const tlsSchema = z
+  .object({
+    /** Whether to connect with TLS. Default: `false`. */
+    enabled: doc(z.boolean().default(false), { description: 'Connect with TLS.' }),
+    /** PEM file of the certificate authorities to trust. Default: the system trust store. */
+    caFile: doc(filePath.optional(), {
+      description: 'PEM file of CA certificates to trust instead of the system store.',
+    }),
+    /** PEM client certificate for mutual TLS. Default: none. */
+    certFile: doc(filePath.optional(), { description: 'PEM client certificate (mutual TLS).' }),
+    /** PEM private key of the client certificate. Default: none. */
+    keyFile: doc(filePath.optional(), { description: 'PEM private key of the client certificate.' }),
+    /** Whether to verify the broker certificates. Default: `true`. */
+    rejectUnauthorized: doc(z.boolean().default(true), {
+      description: 'Verify broker certificates. Turn off only for tests.',
+    }),
+  })
+  .strict();
+
+const saslSchema = z
+  .object({
+    /** SASL mechanism. Required when `sasl` is set. */
+    mechanism: doc(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']), { description: 'SASL mechanism.' }),
+    /** SASL user name. Required when `sasl` is set. */
+    username: doc(z.string().min(1), { description: 'SASL user name.' }),
+    /** SASL password (secret). Required when `sasl` is set. */
+    password: doc(z.string(), { description: 'SASL password.', secret: true }),
+  })
+  .strict();
+
+/** How to reach one Kafka cluster. */
+const kafkaClusterSchema = z
+  .object({
+    /** Bootstrap brokers as `host:port`. Required, at least one. */
+    bootstrapServers: doc(z.array(hostPort).min(1, { error: 'must list at least one broker' }), {
+      description: 'Bootstrap brokers as host:port (comma-separated in the environment).',
+    }),
+    /** Kafka client id sent to the brokers. Default: unset (the service chooses one). */
+    clientId: doc(z.string().min(1).optional(), {
+      description: 'Kafka client id sent to the brokers; when unset the service chooses one.',
+    }),
+    /** TLS settings. Default: plain TCP. */
+    tls: tlsSchema.optional(),
+    /** SASL authentication. Default: none. */
+    sasl: saslSchema.optional(),
+    /** Timeout of establishing a broker connection. Default: `10s`. */
+    connectionTimeoutMs: doc(durationMs({ min: 1 }).default(10_000), {
+      description: 'Timeout of establishing a broker connection.',
+    }),
+    /** Timeout of one Kafka request. Default: `30s`. */
+    requestTimeoutMs: doc(durationMs({ min: 1 }).default(30_000), {
+      description: 'Timeout of one Kafka request.',
+    }),
+  })
+  .strict();
+
+const linkSchema = z
+  .object({
+    /** Alias of the cluster offsets are read from. */
+    source: doc(clusterAlias, { description: 'Alias of the cluster whose committed offsets are read.' }),
+    /** Alias of the cluster offsets are committed to. */
+    target: doc(clusterAlias, {
+      description: 'Alias of the cluster the translated offsets are committed to.',
+    }),
+  })
+  .strict();
+
+const subjectToken = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]+$/, { error: 'must be one NATS subject token: letters, digits, "_" and "-" only' });
+
+const natsSchema = z
+  .object({
+    /** NATS server URLs. Default: `['nats://127.0.0.1:4222']`. */
+    servers: doc(
+      z
+        .array(z.string().regex(/^\S+$/, { error: 'must be a server URL without spaces' }))
+        .min(1, { error: 'must list at least one server' })
+        .default(['nats://127.0.0.1:4222']),
+      { description: 'NATS server URLs (comma-separated in the environment).' },
+    ),
+    /** Connection name shown in server monitoring. Default: unset (the service chooses one). */
+    name: doc(z.string().min(1).optional(), {
+      description: 'Connection name shown in server monitoring; when unset the service chooses one.',
+    }),
+    /** User for user/password authentication. Default: none. */
+    user: doc(z.string().min(1).optional(), { description: 'User for user/password authentication.' }),
+    /** Password for user/password authentication (secret). Default: none. */
+    password: doc(z.string().optional(), {
+      description: 'Password for user/password authentication.',
+      secret: true,
+    }),
+    /** Token authentication (secret). Default: none. */
+    token: doc(z.string().optional(), { description: 'Token for token authentication.', secret: true }),
+    /** Credentials file (JWT + NKey). Default: none. */
+    credsFile: doc(filePath.optional(), { description: 'Credentials file (JWT and NKey seed).' }),
+    /** Replicas of the JetStream streams and KV buckets offsetsync creates. Default: `1`. */
+    streamReplicas: doc(z.literal([1, 3]).default(1), {
+      description: 'Replicas of the streams and KV buckets offsetsync creates (1 or 3).',
+    }),
+    /** First token of every subject (and the base of stream names). Default: `osync`. */
+    subjectPrefix: doc(subjectToken.default('osync'), {
+      description: 'First token of every offsetsync subject; separates deployments sharing a NATS system.',
+    }),
+    /** Timeout of the initial connection. Default: `5s`. */
+    connectTimeoutMs: doc(durationMs({ min: 1 }).default(5_000), {
+      description: 'Timeout of the initial connection.',
+    }),
+    /** Wait between reconnect attempts. Default: `1s`. */
+    reconnectWaitMs: doc(durationMs().default(1_000), { description: 'Wait between reconnect attempts.' }),
+  })
+  .strict();
+
+const includeExcludeFields = (include: string[], exclude: string[], what: string) =>
+  z
+    .object({
+      /** Regular expressions; an item is selected when one matches. */
+      include: doc(z.array(regexSource).default(include), {
+        description: `Regular expressions (JavaScript syntax, unanchored); ${what} matching one of them are selected.`,
+      }),
+      /** Regular expressions; a selected item is dropped when one matches. */
+      exclude: doc(z.array(regexSource).default(exclude), {
+        description: `Regular expressions; ${what} matching one of them are dropped even if included.`,
+      }),
+    })
+    .strict()
+    .prefault({});
+
+const collectorSchema = z
+  .object({
+    /** Alias of the source cluster whose offsets topic is read. Required. */
+    cluster: doc(clusterAlias, {
+      description: 'Alias of the source cluster whose offsets topic this collector reads.',
+    }),
+    /** Topic holding committed offsets. Default: `__consumer_offsets`. */
+    offsetsTopic: doc(z.string().min(1).default('__consumer_offsets'), {
+      description: 'Topic holding committed offsets; another topic in the same format may be set for tests.',
+    }),
+    /** Kafka consumer group the collector instances share. Default: `offsetsync-collector-<cluster>`. */
+    consumerGroup: doc(z.string().min(1).optional(), {
+      description: 'Consumer group shared by the collector instances of this source.',
+      defaultText: 'offsetsync-collector-<cluster>',
+    }),
+    /** Which consumer groups are synchronised. Default: include `.*`, exclude `^offsetsync-`. */
+    groups: includeExcludeFields(['.*'], ['^offsetsync-'], 'consumer groups'),
+    /** Which topics are synchronised. Default: include `.*`, exclude `^__`. */
+    topics: includeExcludeFields(['.*'], ['^__'], 'topics'),
+    /** How long commits are coalesced per key before publishing. Default: `100ms`, at most `5s`. */
+    coalesceWindowMs: doc(durationMs({ max: 5_000 }).default(100), {
+      description: 'How long commits are coalesced per group/topic/partition before publishing (at most 5s).',
+    }),
+    /** Maximum events per publish batch. Default: `500`. */
+    publishBatchSize: doc(positiveInt.default(500), { description: 'Maximum events published per batch.' }),
+    /** Entries of the anchor lookup cache. Default: `100000`. */
+    anchorCacheSize: doc(positiveInt.default(100_000), {
+      description: 'Entries of the anchor lookup cache.',
+    }),
+  })
+  .strict()
+  .transform((collector) => ({
+    ...collector,
+    consumerGroup: collector.consumerGroup ?? `offsetsync-collector-${collector.cluster}`,
+  }));
+
+const translatorSchema = z
+  .object({
+    /** Alias of the target cluster this translator serves. Required. */
+    target: doc(clusterAlias, {
+      description: 'Alias of the target cluster this translator translates offsets for.',
+    }),
+    /** Offsets probed on each side of the predicted counterpart. Default: `16`. */
+    probeWindow: doc(z.number().int().min(0).default(16), {
+      description: 'Offsets probed on each side of the offset predicted from the last exact translation.',
+    }),
+    /** Records scanned forward from the timestamp lookup before giving up on an exact match. Default: `5000`. */
+    scanLimit: doc(positiveInt.default(5_000), {
+      description:
+        'Records scanned forward from the timestamp lookup before falling back to an inexact offset.',
+    }),
+    /** First retry delay of a pending translation. Default: `200ms`. */
+    pendingRetryMinMs: doc(durationMs({ min: 1 }).default(200), {
+      description: 'First retry delay of a translation whose record has not arrived on the target.',
+    }),
+    /** Longest retry delay of a pending translation. Default: `10s`. */
+    pendingRetryMaxMs: doc(durationMs({ min: 1 }).default(10_000), {
+      description: 'Longest retry delay of a pending translation (backoff cap).',
+    }),
+    /** After how long a pending translation falls back to an inexact offset; 0 = never. Default: `0`. */
+    pendingFallbackAfterMs: doc(durationMs().default(0), {
+      description:
+        'After how long a pending translation commits the inexact timestamp offset; 0 never falls back.',
+    }),
+    /** Entries of the translation cache. Default: `100000`. */
+    cacheSize: doc(positiveInt.default(100_000), { description: 'Entries of the translation cache.' }),
+  })
+  .strict();
+
+const committerSchema = z
+  .object({
+    /** Alias of the target cluster this committer commits to. Required. */
+    target: doc(clusterAlias, { description: 'Alias of the target cluster this committer commits to.' }),
+    /** How long to wait for more events of a group before committing a batch. Default: `20ms`. */
+    batchMaxWaitMs: doc(durationMs().default(20), {
+      description:
+        'How long to wait for more events of the same group before committing them in one request.',
+    }),
+    /** Wait before retrying a group that was active on the target. Default: `30s`. */
+    activeGroupRetryMs: doc(durationMs({ min: 1 }).default(30_000), {
+      description: 'Wait before retrying a group the target refused because it has live members.',
+    }),
+  })
+  .strict();
+
+const healthSchema = z
+  .object({
+    /** gRPC server of the health service. Default: plaintext on 0.0.0.0:50051. */
+    grpc: z
+      .object({
+        /** Address the gRPC server binds. Default: `0.0.0.0`. */
+        host: doc(z.string().min(1).default('0.0.0.0'), { description: 'Address the gRPC server binds.' }),
+        /** Port of the gRPC server. Default: `50051`. */
+        port: doc(port.default(50051), { description: 'Port of the gRPC server (0 picks a free port).' }),
+        /** TLS of the gRPC server. Default: plaintext. */
+        tls: z
+          .object({
+            /** PEM server certificate. Required when `tls` is set. */
+            certFile: doc(filePath, { description: 'PEM server certificate.' }),
+            /** PEM private key. Required when `tls` is set. */
+            keyFile: doc(filePath, { description: 'PEM private key of the server certificate.' }),
+            /** PEM CA certificates for verifying clients; set to require client certificates. Default: none. */
+            caFile: doc(filePath.optional(), {
+              description:
+                'PEM CA certificates; when set, clients must present a certificate signed by them.',
+            }),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .prefault({}),
+    /** A link whose events stopped flowing for this long is STALLED. Default: `30s`. */
+    stalledAfterMs: doc(durationMs({ min: 1 }).default(30_000), {
+      description: 'A link with pending work and no events for this long is reported STALLED.',
+    }),
+    /** A link whose end-to-end lag exceeds this is LAGGING. Default: `5s`. */
+    laggingAboveMs: doc(durationMs({ min: 1 }).default(5_000), {
+      description: 'A link whose end-to-end lag exceeds this is reported LAGGING.',
+    }),
+    /** An instance is missing after this many heartbeat intervals without a heartbeat. Default: `3`. */
+    missingAfterHeartbeats: doc(positiveInt.default(3), {
+      description: 'Heartbeat intervals without a heartbeat after which an instance counts as gone.',
+    }),
+  })
+  .strict();
+
+/** The offsetsync configuration schema; parse with `loadConfig()` rather than directly. */
+export const OffsetSyncConfigSchema = z
+  .object({
+    /** Identity of this process. Default: id `<hostname>-<pid>`, no version. */
+    instance: z
+      .object({
+        /** Identity of this process in heartbeats, logs and telemetry. Default: `<hostname>-<pid>`. */
+        id: doc(
+          z
+            .string()
+            .min(1)
+            .default(() => `${hostname()}-${process.pid}`),
+          {
+            description: 'Identity of this process in heartbeats, logs and telemetry.',
+            defaultText: '<hostname>-<pid>',
+          },
+        ),
+        /** Software version reported in heartbeats and telemetry. Default: unset (the service reports its build). */
+        softwareVersion: doc(z.string().min(1).optional(), {
+          description:
+            'Software version reported in heartbeats and telemetry; when unset the service reports its own.',
+        }),
+      })
+      .strict()
+      .prefault({}),
+    /** Kafka clusters by alias. Default: none. */
+    clusters: z.record(clusterAlias, kafkaClusterSchema).default({}),
+    /** Source -> target pairs offsets are distributed along. Default: none. */
+    links: doc(z.array(linkSchema).default([]), {
+      description:
+        'Source -> target pairs that offsets are distributed along (JSON array in the environment).',
+    }),
+    /** NATS connection and JetStream settings. Default: a local server, see the fields. */
+    nats: natsSchema.prefault({}),
+    /** Collector settings; present where a collector runs. */
+    collector: collectorSchema.optional(),
+    /** Translator settings; present where a translator runs. */
+    translator: translatorSchema.optional(),
+    /** Committer settings; present where a committer runs. */
+    committer: committerSchema.optional(),
+    /** Health service settings; present where the health service runs. */
+    health: healthSchema.optional(),
+    /** Heartbeats every instance publishes for the health service. Default: see the fields. */
+    heartbeat: z
+      .object({
+        /** Interval between heartbeats of every instance. Default: `2s`. */
+        intervalMs: doc(durationMs({ min: 1 }).default(2_000), {
+          description: 'Interval between heartbeats.',
+        }),
+      })
+      .strict()
+      .prefault({}),
+    /** OpenTelemetry settings. Default: see the fields. */
+    telemetry: z
+      .object({
+        /** OpenTelemetry `service.namespace`. Default: `offsetsync`. */
+        serviceNamespace: doc(z.string().min(1).default('offsetsync'), {
+          description: 'OpenTelemetry service.namespace resource attribute.',
+        }),
+        /** Prometheus scrape endpoint. Default: enabled on 0.0.0.0:9464. */
+        prometheus: z
+          .object({
+            /** Whether to serve Prometheus metrics. Default: `true`. */
+            enabled: doc(z.boolean().default(true), {
+              description: 'Serve metrics for Prometheus to scrape.',
+            }),
+            /** Address the metrics endpoint binds. Default: `0.0.0.0`. */
+            host: doc(z.string().min(1).default('0.0.0.0'), {
+              description: 'Address the metrics endpoint binds.',
+            }),
+            /** Port of the metrics endpoint. Default: `9464`. */
+            port: doc(port.default(9464), {
+              description: 'Port of the metrics endpoint (0 picks a free port).',
+            }),
+          })
+          .strict()
+          .prefault({}),
+      })
+      .strict()
+      .prefault({}),
+    /** Log settings. Default: JSON at level info. */
+    logging: z
+      .object({
+        /** Minimum log level. Default: `info`. */
+        level: doc(z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'), {
+          description: 'Minimum level of log records written.',
+        }),
+        /** Human-readable logs. Accepted but logs stay JSON (no pretty printer is bundled). Default: `false`. */
+        pretty: doc(z.boolean().default(false), {
+          description:
+            'Request human-readable logs; currently logs stay JSON (no pretty printer is bundled).',
+        }),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict()
+  // `when` makes the cross-field checks run even when fields failed, so every problem is reported at once;
+  // the value may therefore be partly invalid and is inspected defensively.
+  .superRefine((config, ctx) => checkCrossFieldRules(config, ctx), { when: () => true });
+
+/** The validated configuration every service receives. */
+export type OffsetSyncConfig = z.output<typeof OffsetSyncConfigSchema>;
+/** What a configuration file (or `loadConfig`'s `overrides`) may contain. */
+export type OffsetSyncConfigInput = z.input<typeof OffsetSyncConfigSchema>;
+/** One Kafka cluster's connection settings. */
+export type KafkaClusterConfig = OffsetSyncConfig['clusters'][string];
+/** One source -> target link. */
+export type LinkConfig = OffsetSyncConfig['links'][number];
+/** The collector section. */
+export type CollectorConfig = NonNullable<OffsetSyncConfig['collector']>;
+/** The translator section. */
+export type TranslatorConfig = NonNullable<OffsetSyncConfig['translator']>;
+/** The committer section. */
+export type CommitterConfig = NonNullable<OffsetSyncConfig['committer']>;
+/** The health section. */
+export type HealthConfig = NonNullable<OffsetSyncConfig['health']>;
+/** A log level accepted by the configuration. */
+export type LogLevel = OffsetSyncConfig['logging']['level'];
+
+interface IssueSink {
+  addIssue(issue: { code: 'custom'; message: string; path: PropertyKey[]; input?: unknown }): void;
+}
+
+function checkCrossFieldRules(config: unknown, ctx: IssueSink): void {
+  if (!isRecord(config)) return;
+  const clusters = isRecord(config.clusters) ? config.clusters : {};
+  const known = (alias: unknown): boolean => typeof alias === 'string' && Object.hasOwn(clusters, alias);
+  const report = (path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', message, path });
+  const unknownAlias = (alias: unknown) =>
+    `unknown cluster ${JSON.stringify(alias)}: not a key of clusters (${describeKeys(clusters)})`;
+
+  const linkTargets = new Set<string>();
+  if (Array.isArray(config.links)) {
+    const seen = new Map<string, number>();
+    config.links.forEach((link: unknown, index) => {
+      if (!isRecord(link)) return;
+      const { source, target } = link;
+      if (typeof source === 'string' && !known(source))
+        report(['links', index, 'source'], unknownAlias(source));
+      if (typeof target === 'string' && !known(target))
+        report(['links', index, 'target'], unknownAlias(target));
+      if (typeof target === 'string') linkTargets.add(target);
+      if (typeof source !== 'string' || typeof target !== 'string') return;
+      if (source === target) {
+        report(['links', index], `source and target are the same cluster ${JSON.stringify(source)}`);
+        return;
+      }
+      const key = `${source}\u0000${target}`;
+      const first = seen.get(key);
+      if (first === undefined) seen.set(key, index);
+      else report(['links', index], `duplicate of links.${first} (${source} -> ${target})`);
+    });
+  }
+
+  const collector = config.collector;
+  if (isRecord(collector) && typeof collector.cluster === 'string' && !known(collector.cluster)) {
+    report(['collector', 'cluster'], unknownAlias(collector.cluster));
+  }
+
+  for (const section of ['translator', 'committer'] as const) {
+    const value = config[section];
+    if (!isRecord(value) || typeof value.target !== 'string') continue;
+    if (!known(value.target)) report([section, 'target'], unknownAlias(value.target));
+    else if (!linkTargets.has(value.target)) {
+      report([section, 'target'], `cluster ${JSON.stringify(value.target)} is not the target of any link`);
+    }
+  }
+
+  const translator = config.translator;
+  if (
+    isRecord(translator) &&
+    typeof translator.pendingRetryMinMs === 'number' &&
+    typeof translator.pendingRetryMaxMs === 'number' &&
+    translator.pendingRetryMinMs > translator.pendingRetryMaxMs
+  ) {
+    report(
+      ['translator', 'pendingRetryMinMs'],
+      `must not exceed translator.pendingRetryMaxMs (${translator.pendingRetryMinMs} ms > ${translator.pendingRetryMaxMs} ms)`,
+    );
+  }
+}
+
+function describeKeys(record: Record<string, unknown>): string {
+  const keys = Object.keys(record);
+  return keys.length === 0 ? 'none defined' : keys.join(', ');
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,113 @@
+// The public surface of @offsetsync/common. Explicit named exports only: what is not listed here is
+// internal to the package.
+
+export {
+  ConfigError,
+  ErrorCodes,
+  errorCode,
+  isOffsetSyncError,
+  isRetryable,
+  OffsetSyncError,
+  type ConfigProblem,
+  type ErrorCode,
+  type OffsetSyncErrorOptions,
+} from './errors.js';
+
+export {
+  CLUSTER_ALIAS_PATTERN,
+  OffsetSyncConfigSchema,
+  type CollectorConfig,
+  type CommitterConfig,
+  type ConfigFieldMeta,
+  type HealthConfig,
+  type KafkaClusterConfig,
+  type LinkConfig,
+  type LogLevel,
+  type OffsetSyncConfig,
+  type OffsetSyncConfigInput,
+  type TranslatorConfig,
+} from './config/schema.js';
+export { loadConfig, type LoadConfigOptions } from './config/load-config.js';
+export { durationMs, formatDuration, parseDuration, type DurationBounds } from './config/duration.js';
+export {
+  CONFIG_FILE_ENV,
+  ENV_PREFIX,
+  envNameForPath,
+  readEnvOverrides,
+  resolveEnvName,
+} from './config/env-overrides.js';
+export { describeConfigSchema, type ConfigFieldDescription } from './config/describe-config.js';
+export { REDACTED, redactConfig } from './config/redact.js';
+
+export { createLogger, REDACTED_LOG_PATHS, type CreateLoggerOptions, type Logger } from './logging/logger.js';
+
+export { startTelemetry, type StartTelemetryOptions, type Telemetry } from './telemetry/telemetry.js';
+export {
+  extractTraceContext,
+  injectTraceContext,
+  traceIdOf,
+  withSpanFromHeaders,
+} from './telemetry/nats-trace-context.js';
+
+export {
+  runService,
+  ServiceLifecycle,
+  type LifecycleState,
+  type ServiceLifecycleOptions,
+  type SignalHandlerOptions,
+  type SignalSource,
+  type StateChangeListener,
+} from './lifecycle/service-lifecycle.js';
+
+export { KafkaReader, KafkaWriter } from './kafka/binary.js';
+
+export { connectNats, type NatsConnectionSettings } from './nats/connection.js';
+export {
+  provisionDurableConsumer,
+  provisionKvBucket,
+  provisionStreams,
+  streamSpecs,
+  type DurableConsumerSpec,
+  type ProvisionAction,
+  type StreamSpec,
+} from './nats/provisioning.js';
+export { decodeSubjectToken, encodeSubjectToken } from './nats/subject-token.js';
+export { Names, type GroupPartition } from './nats/subjects.js';
+
+export {
+  buildHeartbeat,
+  HeartbeatPublisher,
+  type HeartbeatIdentity,
+  type HeartbeatState,
+} from './heartbeat/heartbeat-publisher.js';
+export {
+  configFileFromArgs,
+  roleSectionProblems,
+  runServiceMain,
+  servedClusters,
+  SOFTWARE_VERSION,
+  type ServiceContext,
+  type ServiceRoleName,
+  type ServiceWorker,
+} from './lifecycle/service-main.js';
+
+export {
+  Anchor,
+  AnchorStatus,
+  ApplyOutcome,
+  DeletionReason,
+  Heartbeat,
+  OffsetApplied,
+  OffsetCommitted,
+  OffsetDeleted,
+  OffsetTranslated,
+  Problem,
+  Progress,
+  RefusalReason,
+  ServiceRole,
+  SkipReason,
+  TimestampType,
+  TranslationMethod,
+  TranslationOutcome,
+  Version,
+} from './gen/offsetsync/v1/events.js';

@@ -1,0 +1,56 @@
+// Kafka group ids may hold any character; NATS subject tokens may not hold '.', '*', '>' or
+// whitespace, and JetStream KV keys accept only [-/_=.a-zA-Z0-9]. One encoding serves both:
+// [A-Za-z0-9_-] stand for themselves, every other UTF-8 byte becomes '=' and two uppercase hex
+// digits, and the empty string becomes a lone '=' (which no non-empty input can produce, since
+// every '=' an encoded non-empty string holds is followed by two hex digits).
+
+const KEPT = /^[A-Za-z0-9_-]$/;
+const EMPTY_TOKEN = '=';
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Encodes any string into a non-empty token that is safe as a NATS subject token and a KV key part. */
+export function encodeSubjectToken(value: string): string {
+  if (value.length === 0) return EMPTY_TOKEN;
+  let out = '';
+  for (const char of value) {
+    if (KEPT.test(char)) {
+      out += char;
+      continue;
+    }
+    for (const byte of encoder.encode(char)) out += `=${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** Inverse of {@link encodeSubjectToken}. Throws a RangeError on a token it could not have produced. */
+export function decodeSubjectToken(token: string): string {
+  if (token === EMPTY_TOKEN) return '';
+  if (token.length === 0) throw new RangeError('an empty subject token is not an encoded value');
+  const bytes: number[] = [];
+  for (let i = 0; i < token.length;) {
+    const char = token.charAt(i);
+    if (char === '=') {
+      const hex = token.slice(i + 1, i + 3);
+      if (!/^[0-9A-F]{2}$/.test(hex)) throw new RangeError(`bad escape at ${i} in subject token '${token}'`);
+      bytes.push(Number.parseInt(hex, 16));
+      i += 3;
+    } else if (KEPT.test(char)) {
+      bytes.push(char.charCodeAt(0));
+      i += 1;
+    } else {
+      throw new RangeError(`character '${char}' cannot appear in a subject token`);
+    }
+  }
+  let decoded: string;
+  try {
+    decoded = decoder.decode(new Uint8Array(bytes));
+  } catch {
+    throw new RangeError(`subject token '${token}' escapes bytes that are not UTF-8`);
+  }
+  // A token with an escaped byte that did not need escaping decodes fine but is not canonical; refusing
+  // it keeps the mapping one-to-one.
+  if (encodeSubjectToken(decoded) !== token)
+    throw new RangeError(`subject token '${token}' is not canonical`);
+  return decoded;
+}

@@ -1,0 +1,94 @@
+import { encodeSubjectToken as token } from './subject-token.js';
+
+/** One committed position's identity within a source cluster: a consumer group's topic partition. */
+export interface GroupPartition {
+  group: string;
+  topic: string;
+  partition: number;
+}
+
+/**
+ * Subject and resource names for one offsetsync installation. Every name derives from the prefix, so
+ * two installations (or two tests) can share a NATS server without seeing each other.
+ *
+ * Layout (tokens encoded with encodeSubjectToken):
+ *   <prefix>.committed.<source>.<group>.<topic>.<partition>
+ *   <prefix>.translated.<source>.<target>.<group>.<topic>.<partition>
+ *   <prefix>.applied.<source>.<target>.<group>.<topic>.<partition>
+ *   <prefix>.heartbeat.<role>.<instance>
+ */
+export class Names {
+  readonly prefix: string;
+
+  constructor(prefix: string) {
+    if (!/^[A-Za-z0-9_-]+$/.test(prefix)) {
+      throw new RangeError(`subject prefix '${prefix}' must be one token of [A-Za-z0-9_-]`);
+    }
+    this.prefix = prefix;
+  }
+
+  committed(source: string, key: GroupPartition): string {
+    return `${this.prefix}.committed.${token(source)}.${partitionTokens(key)}`;
+  }
+
+  committedFilter(source?: string): string {
+    return source === undefined
+      ? `${this.prefix}.committed.>`
+      : `${this.prefix}.committed.${token(source)}.>`;
+  }
+
+  translated(source: string, target: string, key: GroupPartition): string {
+    return `${this.prefix}.translated.${token(source)}.${token(target)}.${partitionTokens(key)}`;
+  }
+
+  translatedFilter(source?: string, target?: string): string {
+    return linkFilter(`${this.prefix}.translated`, source, target);
+  }
+
+  applied(source: string, target: string, key: GroupPartition): string {
+    return `${this.prefix}.applied.${token(source)}.${token(target)}.${partitionTokens(key)}`;
+  }
+
+  appliedFilter(source?: string, target?: string): string {
+    return linkFilter(`${this.prefix}.applied`, source, target);
+  }
+
+  heartbeat(role: string, instance: string): string {
+    return `${this.prefix}.heartbeat.${token(role)}.${token(instance)}`;
+  }
+
+  heartbeatFilter(): string {
+    return `${this.prefix}.heartbeat.>`;
+  }
+
+  /** JetStream stream names: upper-cased prefix plus the stream's purpose. */
+  stream(kind: 'committed' | 'translated' | 'applied' | 'heartbeats'): string {
+    return `${this.prefix.toUpperCase()}_${kind.toUpperCase()}`;
+  }
+
+  /** JetStream KV bucket names. */
+  bucket(kind: 'applied-versions' | 'translation-deltas'): string {
+    return `${this.prefix}_${kind.replaceAll('-', '_')}`;
+  }
+
+  /**
+   * KV key for per-link, per-partition state (the committer's last applied version, the translator's
+   * learned delta). Dots separate tokens, so keys of one link share a prefix that can be watched.
+   */
+  linkKey(source: string, target: string, key: GroupPartition): string {
+    return `${token(source)}.${token(target)}.${partitionTokens(key)}`;
+  }
+}
+
+function partitionTokens(key: GroupPartition): string {
+  if (!Number.isInteger(key.partition) || key.partition < 0) {
+    throw new RangeError(`partition must be a non-negative integer, got ${key.partition}`);
+  }
+  return `${token(key.group)}.${token(key.topic)}.${key.partition}`;
+}
+
+function linkFilter(base: string, source: string | undefined, target: string | undefined): string {
+  if (source === undefined) return `${base}.>`;
+  if (target === undefined) return `${base}.${token(source)}.>`;
+  return `${base}.${token(source)}.${token(target)}.>`;
+}

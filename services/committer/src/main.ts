@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// offsetsync committer: the shared plumbing (config, telemetry, NATS streams, heartbeats, signals).
+import { runServiceMain } from '@offsetsync/common';
+
+await runServiceMain({ role: 'committer' });

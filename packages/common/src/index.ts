@@ -73,6 +73,7 @@ export {
 } from './nats/provisioning.js';
 export { decodeSubjectToken, encodeSubjectToken } from './nats/subject-token.js';
 export { Names, type GroupPartition } from './nats/subjects.js';
+export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './events/commit-mark.js';
 
 export {
   buildHeartbeat,

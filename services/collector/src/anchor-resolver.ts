@@ -1,0 +1,367 @@
+// Pins a committed offset to the records around it, so that any cluster holding copies of those records
+// can find the same position. For a committed offset c of a topic partition:
+//   - last consumed: the last data record before c (control records, aborted transactional records and
+//     compaction gaps are not data a consumer ever sees);
+//   - next record: the first data record at or after c, when one exists (a caught-up consumer has none).
+// Lookups for many commits go out together (one ListOffsets and one Fetch per broker per round), and
+// results below the high watermark are cached: those records never change.
+import { AnchorStatus, type Anchor, type OffsetSyncError, TimestampType } from '@offsetsync/common';
+
+/** The offsets that bound a partition's log right now. */
+export interface PartitionBounds {
+  logStartOffset: number;
+  /** The offset the next appended record will get (the log end). */
+  highWatermark: number;
+}
+
+/** A data record as the resolver needs it. */
+export interface SourceRecord {
+  offset: number;
+  timestampMs: number;
+  timestampType: 'create-time' | 'log-append-time';
+  fingerprint: string;
+  keySize: number;
+  valueSize: number;
+}
+
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+/** Where the resolver reads; the collector backs it with the Kafka adapter, tests with an in-memory log. */
+export interface AnchorRecordSource {
+  /** Bounds of each partition, or the error that kept them from being read (for example a missing topic). */
+  bounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>>;
+  /**
+   * Committed data records from each requested offset on, in offset order: no control records, no records
+   * of aborted transactions. May return fewer records than exist; an empty list means none were there.
+   */
+  records(
+    requests: ReadonlyArray<TopicPartition & { offset: number }>,
+  ): Promise<Array<SourceRecord[] | OffsetSyncError>>;
+}
+
+export interface AnchorResolution {
+  status: AnchorStatus;
+  detail: string;
+  lastConsumed?: Anchor;
+  nextRecord?: Anchor;
+  logStartOffset: number;
+  logEndOffset: number;
+}
+
+export interface CommitPosition extends TopicPartition {
+  offset: number;
+}
+
+/** How far back the search for the last consumed record reaches, window by window. */
+const LOOKBACK_WINDOWS = [1, 16, 256, 4096, 65_536] as const;
+
+export function toAnchor(record: SourceRecord): Anchor {
+  return {
+    offset: record.offset,
+    timestampMs: record.timestampMs,
+    timestampType:
+      record.timestampType === 'log-append-time'
+        ? TimestampType.TIMESTAMP_TYPE_LOG_APPEND_TIME
+        : TimestampType.TIMESTAMP_TYPE_CREATE_TIME,
+    fingerprint: record.fingerprint,
+    keySize: record.keySize,
+    valueSize: record.valueSize,
+  };
+}
+
+/**
+ * The status a commit gets from the partition bounds alone, before any record is read; undefined when
+ * records must be read.
+ */
+export function classifyByBounds(offset: number, bounds: PartitionBounds): AnchorResolution | undefined {
+  const base = { logStartOffset: bounds.logStartOffset, logEndOffset: bounds.highWatermark };
+  if (offset > bounds.highWatermark) {
+    return {
+      ...base,
+      status: AnchorStatus.ANCHOR_STATUS_BEYOND_LOG_END,
+      detail: `committed offset ${offset} is past the log end ${bounds.highWatermark}`,
+    };
+  }
+  if (bounds.logStartOffset >= bounds.highWatermark) {
+    return {
+      ...base,
+      status: AnchorStatus.ANCHOR_STATUS_EMPTY_PARTITION,
+      detail: `partition holds no records (log start ${bounds.logStartOffset}, end ${bounds.highWatermark})`,
+    };
+  }
+  return undefined;
+}
+
+/** Combines what was found into the resolution; pure. */
+export function finishResolution(
+  offset: number,
+  bounds: PartitionBounds,
+  found: {
+    lastConsumed?: SourceRecord | undefined;
+    nextRecord?: SourceRecord | undefined;
+    searchedToLogStart: boolean;
+  },
+): AnchorResolution {
+  const base = { logStartOffset: bounds.logStartOffset, logEndOffset: bounds.highWatermark };
+  const lastConsumed = found.lastConsumed === undefined ? undefined : toAnchor(found.lastConsumed);
+  const nextRecord = found.nextRecord === undefined ? undefined : toAnchor(found.nextRecord);
+  const anchors = {
+    ...(lastConsumed === undefined ? {} : { lastConsumed }),
+    ...(nextRecord === undefined ? {} : { nextRecord }),
+  };
+  const logAppendTime = [found.lastConsumed, found.nextRecord].some(
+    (r) => r?.timestampType === 'log-append-time',
+  );
+  if (logAppendTime) {
+    return {
+      ...base,
+      ...anchors,
+      status: AnchorStatus.ANCHOR_STATUS_LOG_APPEND_TIME,
+      detail: 'the topic uses LogAppendTime: its timestamps are local to the source cluster',
+    };
+  }
+  if (lastConsumed === undefined && nextRecord === undefined) {
+    return {
+      ...base,
+      status: AnchorStatus.ANCHOR_STATUS_UNRESOLVABLE,
+      detail: `no committed data record around offset ${offset} could be read`,
+    };
+  }
+  if (lastConsumed === undefined && found.searchedToLogStart) {
+    return {
+      ...base,
+      ...anchors,
+      status: AnchorStatus.ANCHOR_STATUS_LOG_START,
+      detail:
+        offset <= bounds.logStartOffset
+          ? `committed offset ${offset} is at or before the log start ${bounds.logStartOffset}`
+          : `no data record is retained before offset ${offset}`,
+    };
+  }
+  if (nextRecord === undefined && offset >= bounds.highWatermark) {
+    return {
+      ...base,
+      ...anchors,
+      status: AnchorStatus.ANCHOR_STATUS_LOG_END,
+      detail: 'the consumer is caught up',
+    };
+  }
+  return { ...base, ...anchors, status: AnchorStatus.ANCHOR_STATUS_RESOLVED, detail: '' };
+}
+
+function partitionKey(tp: TopicPartition): string {
+  return `${tp.partition}\u0000${tp.topic}`;
+}
+
+function commitKey(commit: CommitPosition): string {
+  return `${commit.offset}\u0000${partitionKey(commit)}`;
+}
+
+/** A small LRU map: Map keeps insertion order, so the first key is the least recently used. */
+class LruCache<V> {
+  private readonly entries = new Map<string, V>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): V | undefined {
+    const value = this.entries.get(key);
+    if (value !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+
+  set(key: string, value: V): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    if (this.entries.size > this.capacity) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done !== true) this.entries.delete(oldest.value);
+    }
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+export interface AnchorSearch {
+  commit: CommitPosition;
+  bounds: PartitionBounds;
+  /** Where the next read starts. */
+  cursor: number;
+  /** Index into LOOKBACK_WINDOWS of the current look-back. */
+  window: number;
+  lastConsumed?: SourceRecord | undefined;
+  nextRecord?: SourceRecord | undefined;
+  done: boolean;
+  searchedToLogStart: boolean;
+}
+
+/** Rounds of reads before a search settles for what it found (a look-back per window plus continuations). */
+const MAX_ROUNDS = 12;
+
+/**
+ * Folds one read into a search. Pure apart from mutating `search`.
+ *
+ * A read returns data records from `search.cursor` on, possibly cut short. It "covers" the commit when it
+ * reaches a record at or after c, or returns nothing at all (then nothing lies between the cursor and the
+ * log end). Only a covering read settles the last record before c; a read cut short before c moves the
+ * cursor forward past what it returned.
+ */
+export function absorbRead(search: AnchorSearch, records: readonly SourceRecord[]): void {
+  const c = search.commit.offset;
+  let lastBefore: SourceRecord | undefined;
+  let firstAtOrAfter: SourceRecord | undefined;
+  for (const record of records) {
+    if (record.offset < c) lastBefore = record;
+    else {
+      firstAtOrAfter = record;
+      break;
+    }
+  }
+  if (lastBefore !== undefined) search.lastConsumed = lastBefore;
+  const covered = firstAtOrAfter !== undefined || records.length === 0;
+  if (!covered) {
+    search.cursor = (lastBefore?.offset ?? search.cursor) + 1;
+    return;
+  }
+  search.nextRecord = firstAtOrAfter;
+  if (search.lastConsumed !== undefined || c <= search.bounds.logStartOffset) {
+    search.searchedToLogStart ||= search.lastConsumed === undefined;
+    search.done = true;
+    return;
+  }
+  // Nothing before c in [cursor, c): look further back, up to the log start.
+  if (search.cursor <= search.bounds.logStartOffset) {
+    search.searchedToLogStart = true;
+    search.done = true;
+  } else if (search.window >= LOOKBACK_WINDOWS.length - 1) {
+    search.done = true;
+  } else {
+    search.window += 1;
+    search.cursor = Math.max(c - (LOOKBACK_WINDOWS[search.window] ?? 1), search.bounds.logStartOffset);
+  }
+}
+
+/** Resolves anchors for many commits at once. */
+export class AnchorResolver {
+  private readonly cache: LruCache<AnchorResolution>;
+  private hits = 0;
+  private misses = 0;
+
+  constructor(
+    private readonly source: AnchorRecordSource,
+    options: { cacheSize: number },
+  ) {
+    this.cache = new LruCache(options.cacheSize);
+  }
+
+  get stats(): { hits: number; misses: number; cached: number } {
+    return { hits: this.hits, misses: this.misses, cached: this.cache.size };
+  }
+
+  /** Resolutions in the order of `commits`. Never throws for a single partition: its error becomes UNRESOLVABLE. */
+  async resolve(commits: readonly CommitPosition[]): Promise<AnchorResolution[]> {
+    const results = new Map<string, AnchorResolution>();
+    const todo = new Map<string, CommitPosition>();
+    for (const commit of commits) {
+      const key = commitKey(commit);
+      const cached = this.cache.get(key);
+      if (cached !== undefined) {
+        this.hits += 1;
+        results.set(key, cached);
+      } else if (!todo.has(key)) {
+        this.misses += 1;
+        todo.set(key, commit);
+      }
+    }
+    if (todo.size > 0) {
+      for (const [key, resolution] of await this.lookUp([...todo.values()])) {
+        results.set(key, resolution);
+        const commit = todo.get(key);
+        // Records below the log end never change; a caught-up position will get a next record later.
+        if (commit !== undefined && commit.offset < resolution.logEndOffset) this.cache.set(key, resolution);
+      }
+    }
+    return commits.map((commit) => {
+      const resolution = results.get(commitKey(commit));
+      if (resolution === undefined) throw new Error('anchor resolution lost a commit');
+      return resolution;
+    });
+  }
+
+  private async lookUp(commits: CommitPosition[]): Promise<Map<string, AnchorResolution>> {
+    const resolved = new Map<string, AnchorResolution>();
+    const partitions = [
+      ...new Map(commits.map((c) => [partitionKey(c), { topic: c.topic, partition: c.partition }])).values(),
+    ];
+    const boundsList = await this.source.bounds(partitions);
+    const boundsByPartition = new Map(partitions.map((tp, i) => [partitionKey(tp), boundsList[i]]));
+
+    const searches: AnchorSearch[] = [];
+    for (const commit of commits) {
+      const bounds = boundsByPartition.get(partitionKey(commit));
+      if (bounds === undefined || !('highWatermark' in bounds)) {
+        resolved.set(commitKey(commit), {
+          status: AnchorStatus.ANCHOR_STATUS_UNRESOLVABLE,
+          detail:
+            bounds === undefined
+              ? 'partition bounds missing'
+              : `cannot read the partition: ${bounds.message}`,
+          logStartOffset: -1,
+          logEndOffset: -1,
+        });
+        continue;
+      }
+      const early = classifyByBounds(commit.offset, bounds);
+      if (early !== undefined) {
+        resolved.set(commitKey(commit), early);
+        continue;
+      }
+      const c = commit.offset;
+      searches.push({
+        commit,
+        bounds,
+        cursor:
+          c <= bounds.logStartOffset
+            ? bounds.logStartOffset
+            : Math.max(c - LOOKBACK_WINDOWS[0], bounds.logStartOffset),
+        window: 0,
+        done: false,
+        searchedToLogStart: c <= bounds.logStartOffset,
+      });
+    }
+
+    // Round by round: every search that still needs records asks once, all together.
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const asking = searches.filter((s) => !s.done);
+      if (asking.length === 0) break;
+      const answers = await this.source.records(
+        asking.map((s) => ({ topic: s.commit.topic, partition: s.commit.partition, offset: s.cursor })),
+      );
+      asking.forEach((search, i) => {
+        const answer = answers[i];
+        if (Array.isArray(answer)) absorbRead(search, answer);
+        // A failed read ends the search; what was found so far stands and the status says what is missing.
+        else search.done = true;
+      });
+    }
+
+    for (const search of searches) {
+      resolved.set(
+        commitKey(search.commit),
+        finishResolution(search.commit.offset, search.bounds, {
+          lastConsumed: search.lastConsumed,
+          nextRecord: search.nextRecord,
+          searchedToLogStart: search.searchedToLogStart,
+        }),
+      );
+    }
+    return resolved;
+  }
+}

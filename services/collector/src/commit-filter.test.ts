@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { formatCommitMetadata } from '@offsetsync/common';
+import { createCommitFilter } from './commit-filter.js';
+
+const defaults = {
+  consumerGroup: 'offsetsync-collector-src',
+  groups: { include: ['.*'], exclude: ['^offsetsync-'] },
+  topics: { include: ['.*'], exclude: ['^__'] },
+};
+
+describe('commit filter', () => {
+  it("drops the collector's own group even when the excludes would let it through", () => {
+    const filter = createCommitFilter({
+      ...defaults,
+      consumerGroup: 'collectors',
+      groups: { include: ['.*'], exclude: [] },
+    });
+    expect(filter.commit('collectors', 'orders')).toBe('own-group');
+    expect(filter.group('collectors')).toBe('own-group');
+  });
+
+  it('applies the default excludes: offsetsync groups and internal topics', () => {
+    const filter = createCommitFilter(defaults);
+    expect(filter.commit('offsetsync-anything', 'orders')).toBe('group-filtered');
+    expect(filter.commit('app', '__consumer_offsets')).toBe('topic-filtered');
+    expect(filter.commit('app', 'orders')).toBe('pass');
+  });
+
+  it('needs an include match and no exclude match', () => {
+    const filter = createCommitFilter({
+      ...defaults,
+      groups: { include: ['^billing-', '^orders$'], exclude: ['-test$'] },
+      topics: { include: ['^payments\\.'], exclude: [] },
+    });
+    expect(filter.commit('billing-eu', 'payments.eu')).toBe('pass');
+    expect(filter.commit('orders', 'payments.us')).toBe('pass');
+    expect(filter.commit('billing-test', 'payments.eu')).toBe('group-filtered');
+    expect(filter.commit('shipping', 'payments.eu')).toBe('group-filtered');
+    expect(filter.commit('orders', 'refunds')).toBe('topic-filtered');
+  });
+
+  it('drops commits offsetsync wrote, so bidirectional links do not echo', () => {
+    const filter = createCommitFilter(defaults);
+    const metadata = formatCommitMetadata({ origin: 'other', offsetsPartition: 3, offsetsOffset: 9 }, 'app');
+    expect(filter.commit('app', 'orders', metadata)).toBe('offsetsync-commit');
+    expect(filter.commit('app', 'orders', 'plain application metadata')).toBe('pass');
+  });
+});

@@ -1,0 +1,48 @@
+// Which commits the collector passes on. Compiled once from config; pure afterwards.
+import { parseCommitMetadata, type CollectorConfig } from '@offsetsync/common';
+
+/** Why a commit was not passed on; each is counted in heartbeats and metrics. */
+export type FilterVerdict = 'pass' | 'own-group' | 'group-filtered' | 'topic-filtered' | 'offsetsync-commit';
+
+export interface CommitFilter {
+  /** Verdict for a group as a whole (group deletions). */
+  group(group: string): FilterVerdict;
+  /** Verdict for a commit (or offset deletion) of a group on a topic; `metadata` only for commits. */
+  commit(group: string, topic: string, metadata?: string): FilterVerdict;
+}
+
+function compile(sources: readonly string[]): RegExp[] {
+  return sources.map((source) => new RegExp(source, 'u'));
+}
+
+function selected(value: string, include: readonly RegExp[], exclude: readonly RegExp[]): boolean {
+  return include.some((re) => re.test(value)) && !exclude.some((re) => re.test(value));
+}
+
+/**
+ * Builds the filter: a group or topic must match an include pattern and no exclude pattern; the
+ * collector's own consumer group is always dropped; and so is every commit offsetsync itself wrote
+ * (it carries the commit mark), so bidirectional links do not echo positions back and forth.
+ */
+export function createCommitFilter(
+  config: Pick<CollectorConfig, 'groups' | 'topics' | 'consumerGroup'>,
+): CommitFilter {
+  const groupsInclude = compile(config.groups.include);
+  const groupsExclude = compile(config.groups.exclude);
+  const topicsInclude = compile(config.topics.include);
+  const topicsExclude = compile(config.topics.exclude);
+  const group = (name: string): FilterVerdict => {
+    if (name === config.consumerGroup) return 'own-group';
+    return selected(name, groupsInclude, groupsExclude) ? 'pass' : 'group-filtered';
+  };
+  return {
+    group,
+    commit(groupName, topic, metadata) {
+      const verdict = group(groupName);
+      if (verdict !== 'pass') return verdict;
+      if (!selected(topic, topicsInclude, topicsExclude)) return 'topic-filtered';
+      if (parseCommitMetadata(metadata) !== undefined) return 'offsetsync-commit';
+      return 'pass';
+    },
+  };
+}

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,7 @@ export interface KafkaDistribution {
 }
 
 /**
- * Makes sure the Kafka broker jars (and a log4j2 binding) are in the cache, running Maven only when
+ * Makes sure the Kafka broker and tools jars (and a log4j2 binding) are in the cache, running Maven only when
  * they are not. Maven resolves from its local repository first, so a machine that fetched once
  * downloads nothing again, even for a fresh cache folder.
  */
@@ -34,7 +35,13 @@ export async function ensureKafkaDistribution(
   options: { version?: string; cacheDir?: string; log?: (line: string) => void } = {},
 ): Promise<KafkaDistribution> {
   const version = options.version ?? KAFKA_VERSION;
-  const libDir = join(options.cacheDir ?? infraCacheDir(), `kafka-${version}`, 'libs');
+  // The folder is named after the pom's content too: a jar added to the pom gets a fresh folder
+  // instead of a complete-looking one that lacks it.
+  const libDir = join(
+    options.cacheDir ?? infraCacheDir(),
+    `kafka-${version}-${await pomFingerprint()}`,
+    'libs',
+  );
   if (existsSync(join(libDir, COMPLETE_MARKER))) return { version, libDir, fetched: false };
 
   options.log?.(`fetching Apache Kafka ${version} jars with Maven into ${libDir}`);
@@ -56,6 +63,14 @@ export async function ensureKafkaDistribution(
   }
   await writeFile(join(libDir, COMPLETE_MARKER), `${new Date().toISOString()} ${jars.length} jars\n`);
   return { version, libDir, fetched: true };
+}
+
+/** A short hash of the pom, so the cache key follows its dependency list. */
+async function pomFingerprint(): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(POM))
+    .digest('hex')
+    .slice(0, 10);
 }
 
 async function runMaven(args: string[]): Promise<void> {

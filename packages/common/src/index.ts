@@ -71,6 +71,7 @@ export {
   type ProvisionAction,
   type StreamSpec,
 } from './nats/provisioning.js';
+export { publishAll, type StreamMessage } from './nats/publish.js';
 export { decodeSubjectToken, encodeSubjectToken } from './nats/subject-token.js';
 export { Names, type GroupPartition } from './nats/subjects.js';
 export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './events/commit-mark.js';
@@ -112,3 +113,25 @@ export {
   TranslationOutcome,
   Version,
 } from './gen/offsetsync/v1/events.js';
+
+export {
+  GROUP_ACTIVE,
+  KafkaAdapter,
+  type CommitAnswer,
+  type CommitEntry,
+  type CommittedOffset,
+  type FetchAnswer,
+  type FetchedRecord,
+  type FetchRequest,
+  type GroupDescription,
+  type HeaderValue,
+  type IsolationLevel,
+  type KafkaAdapterOptions,
+  type KafkaRequestEvent,
+  type OffsetAnswer,
+  type OffsetQuery,
+  type TopicPartition,
+} from './kafka/kafka-adapter.js';
+export { BrokerErrorCodes, toOffsetSyncError, type KafkaErrorContext } from './kafka/kafka-errors.js';
+export { registerCompressionCodecs } from './kafka/compression-codecs.js';
+export { recordFingerprint } from './kafka/record-fingerprint.js';

@@ -1,0 +1,53 @@
+import type { JetStreamClient, MsgHdrs, PubAck } from 'nats';
+import { ErrorCodes, OffsetSyncError } from '../errors.js';
+
+/** One message for a JetStream stream. */
+export interface StreamMessage {
+  subject: string;
+  payload: Uint8Array;
+  /** Becomes `Nats-Msg-Id`: the stream drops a message whose id it saw within its duplicate window. */
+  msgId: string;
+  headers?: MsgHdrs;
+}
+
+/**
+ * Publishes messages asynchronously, at most `concurrency` in flight, and resolves once JetStream has
+ * acknowledged every one (acks in the order given). Any failure rejects with a retryable
+ * NATS_UNREACHABLE error after the in-flight publishes settle: the caller retries the whole batch, and
+ * the message ids make the retry harmless.
+ */
+export async function publishAll(
+  js: JetStreamClient,
+  messages: readonly StreamMessage[],
+  options: { concurrency: number; timeoutMs?: number },
+): Promise<PubAck[]> {
+  const acks: PubAck[] = new Array<PubAck>(messages.length);
+  let next = 0;
+  let failure: unknown;
+  const lane = async (): Promise<void> => {
+    while (failure === undefined && next < messages.length) {
+      const index = next++;
+      const message = messages[index]!;
+      try {
+        acks[index] = await js.publish(message.subject, message.payload, {
+          msgID: message.msgId,
+          ...(message.headers === undefined ? {} : { headers: message.headers }),
+          ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
+        });
+      } catch (error: unknown) {
+        failure ??= error;
+      }
+    }
+  };
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(options.concurrency, messages.length)) }, lane),
+  );
+  if (failure !== undefined) {
+    throw new OffsetSyncError(`JetStream did not acknowledge ${messages.length} message(s)`, {
+      code: ErrorCodes.NATS_UNREACHABLE,
+      retryable: true,
+      cause: failure,
+    });
+  }
+  return acks;
+}

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// offsetsync collector: the shared plumbing (config, telemetry, NATS streams, heartbeats, signals).
+// offsetsync collector: reads the source cluster's __consumer_offsets and publishes anchored events.
 import { runServiceMain } from '@offsetsync/common';
+import { Collector } from './collector.js';
 
-await runServiceMain({ role: 'collector' });
+await runServiceMain({ role: 'collector', createWorker: (context) => new Collector(context) });

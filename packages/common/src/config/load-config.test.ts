@@ -78,6 +78,7 @@ describe('loadConfig', () => {
       groups: { include: ['.*'], exclude: ['^offsetsync-'] },
       topics: { include: ['.*'], exclude: ['^__'] },
       coalesceWindowMs: 250,
+      sessionTimeoutMs: 30_000,
       publishBatchSize: 500,
       anchorCacheSize: 100_000,
     });

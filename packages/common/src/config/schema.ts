@@ -203,6 +203,14 @@ const collectorSchema = z
     coalesceWindowMs: doc(durationMs({ max: 5_000 }).default(100), {
       description: 'How long commits are coalesced per group/topic/partition before publishing (at most 5s).',
     }),
+    /**
+     * How long the group coordinator waits for a silent collector instance before handing its partitions
+     * to the others (kill -9, network loss). Default: `30s`; the broker accepts 6s to 30min by default.
+     */
+    sessionTimeoutMs: doc(durationMs({ min: 1_000 }).default(30_000), {
+      description:
+        'How long a silent collector instance keeps its offsets-topic partitions before the others take them over.',
+    }),
     /** Maximum events per publish batch. Default: `500`. */
     publishBatchSize: doc(positiveInt.default(500), { description: 'Maximum events published per batch.' }),
     /** Entries of the anchor lookup cache. Default: `100000`. */

@@ -38,6 +38,13 @@ export async function connectNats(
     connectionOptions.authenticator = credsAuthenticator(await readFile(settings.credsFile));
   }
   let nc: NatsConnection;
+  const servers = settings.servers.join(', ');
+  options.logger.info({ servers }, 'connecting to NATS');
+  // The first connect is retried by the client until it works; say so while it does.
+  const waiting = setInterval(
+    () => options.logger.warn({ servers }, 'NATS unreachable; still trying to connect'),
+    Math.max(5_000, settings.connectTimeoutMs),
+  );
   try {
     nc = await connect(connectionOptions);
   } catch (error: unknown) {
@@ -46,6 +53,8 @@ export async function connectNats(
       retryable: true,
       cause: error,
     });
+  } finally {
+    clearInterval(waiting);
   }
   options.logger.info({ server: nc.getServer() }, 'connected to NATS');
   void logStatus(nc, options.logger);

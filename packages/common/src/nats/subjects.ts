@@ -13,6 +13,7 @@ export interface GroupPartition {
  *
  * Layout (tokens encoded with encodeSubjectToken):
  *   <prefix>.committed.<source>.<group>.<topic>.<partition>
+ *   <prefix>.committed.<source>.<group>._          (whole-group events: the group was deleted)
  *   <prefix>.translated.<source>.<target>.<group>.<topic>.<partition>
  *   <prefix>.applied.<source>.<target>.<group>.<topic>.<partition>
  *   <prefix>.heartbeat.<role>.<instance>
@@ -29,6 +30,11 @@ export class Names {
 
   committed(source: string, key: GroupPartition): string {
     return `${this.prefix}.committed.${token(source)}.${partitionTokens(key)}`;
+  }
+
+  /** Subject of events about a whole group; one token shorter than any partition subject, so never equal to one. */
+  committedGroup(source: string, group: string): string {
+    return `${this.prefix}.committed.${token(source)}.${token(group)}._`;
   }
 
   committedFilter(source?: string): string {

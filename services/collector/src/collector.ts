@@ -1,0 +1,115 @@
+// The collector worker: reads the source cluster's offsets topic and publishes anchored events.
+import type { Problem } from '@offsetsync/common';
+import {
+  ErrorCodes,
+  isOffsetSyncError,
+  KafkaAdapter,
+  Progress,
+  publishAll,
+  type HeartbeatState,
+  type OffsetSyncError,
+  type ServiceContext,
+  type ServiceWorker,
+} from '@offsetsync/common';
+import { AnchorResolver } from './anchor-resolver.js';
+import { CollectorPipeline, type RawOffsetsRecord } from './collector-pipeline.js';
+import { createCommitFilter } from './commit-filter.js';
+import { KafkaRecordSource } from './kafka-record-source.js';
+import { OffsetsTopicConsumer } from './offsets-topic-consumer.js';
+import { OutcomeCounters } from './outcome-counters.js';
+
+export class Collector implements ServiceWorker {
+  private readonly adapter: KafkaAdapter;
+  private readonly pipeline: CollectorPipeline;
+  private readonly consumer: OffsetsTopicConsumer;
+  private readonly counters: OutcomeCounters;
+  private readonly problems = new Map<string, Problem>();
+  private lastHandled: { offsetsPartition: number; offsetsOffset: number } | undefined;
+  readonly heartbeat: HeartbeatState;
+
+  constructor(context: ServiceContext) {
+    const settings = context.config.collector;
+    if (settings === undefined) throw new Error('the collector needs the collector section of the config');
+    const cluster = context.config.clusters[settings.cluster];
+    if (cluster === undefined) throw new Error(`cluster '${settings.cluster}' is not configured`);
+    const logger = context.logger;
+    const js = context.nats.jetstream();
+    this.adapter = new KafkaAdapter({
+      cluster,
+      clientId: `offsetsync-collector-${context.config.instance.id}`,
+      logger,
+    });
+    this.counters = new OutcomeCounters(context.telemetry.meter);
+    this.pipeline = new CollectorPipeline({
+      names: context.names,
+      source: settings.cluster,
+      filter: createCommitFilter(settings),
+      resolver: new AnchorResolver(new KafkaRecordSource(this.adapter), {
+        cacheSize: settings.anchorCacheSize,
+      }),
+      publish: (messages) => publishAll(js, messages, { concurrency: settings.publishBatchSize }),
+      counters: this.counters,
+      logger,
+      tracer: context.telemetry.tracer,
+    });
+    this.consumer = new OffsetsTopicConsumer({
+      kafka: this.adapter.kafka,
+      groupId: settings.consumerGroup,
+      topic: settings.offsetsTopic,
+      maxWaitMs: settings.coalesceWindowMs,
+      sessionTimeoutMs: settings.sessionTimeoutMs,
+      handleBatch: (partition, records) => this.handleBatch(partition, records),
+      logger,
+      onProblem: (problem) => this.setProblem('KAFKA_UNREACHABLE', problem),
+    });
+    this.heartbeat = {
+      progress: () =>
+        Progress.fromPartial({
+          lastVersion: this.lastHandled,
+          eventsByOutcome: this.counters.snapshot(),
+          pending: 0,
+          lastEventAtMs: this.pipeline.lastEventAtMs,
+        }),
+      problems: () => [...this.problems.values()],
+    };
+  }
+
+  start(): Promise<void> {
+    // Reading starts in the background: an unreachable cluster is retried and reported in heartbeats,
+    // never a reason to exit.
+    this.consumer.start();
+    return Promise.resolve();
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer.stop();
+    await this.adapter.disconnect();
+  }
+
+  private async handleBatch(offsetsPartition: number, records: RawOffsetsRecord[]): Promise<void> {
+    try {
+      await this.pipeline.handleBatch(offsetsPartition, records);
+      this.setProblem('NATS_UNREACHABLE', undefined);
+      this.setProblem('KAFKA_UNREACHABLE', undefined);
+      const last = records[records.length - 1];
+      if (last !== undefined) this.lastHandled = { offsetsPartition, offsetsOffset: last.offset };
+    } catch (error: unknown) {
+      if (isOffsetSyncError(error)) this.setProblem(error.code, error);
+      throw error;
+    }
+  }
+
+  private setProblem(code: string, error: OffsetSyncError | undefined): void {
+    if (error === undefined) {
+      this.problems.delete(code);
+      return;
+    }
+    const since = this.problems.get(code)?.sinceMs ?? Date.now();
+    const detail = error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
+    this.problems.set(code, {
+      code: error.code === ErrorCodes.LIFECYCLE ? code : error.code,
+      detail,
+      sinceMs: since,
+    });
+  }
+}

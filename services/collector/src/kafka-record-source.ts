@@ -1,0 +1,67 @@
+// The anchor resolver's view of the source cluster, backed by the Kafka adapter: bounds from one
+// ListOffsets per broker, records from one Fetch per broker per round.
+import { recordFingerprint, type KafkaAdapter, type OffsetSyncError } from '@offsetsync/common';
+import type { AnchorRecordSource, PartitionBounds, SourceRecord, TopicPartition } from './anchor-resolver.js';
+
+/** Fetches that came back with only control or aborted records are continued this many times. */
+const MAX_CONTINUATIONS = 8;
+
+export class KafkaRecordSource implements AnchorRecordSource {
+  constructor(private readonly adapter: Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'>) {}
+
+  async bounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>> {
+    const answers = await this.adapter.listOffsets(
+      partitions.flatMap((tp) => [
+        { ...tp, timestamp: 'earliest' as const },
+        { ...tp, timestamp: 'latest' as const },
+      ]),
+      // The high watermark, not the last stable offset: a commit may sit in an open transaction's range.
+      { isolation: 'read_uncommitted' },
+    );
+    return partitions.map((_, i) => {
+      const earliest = answers[2 * i];
+      const latest = answers[2 * i + 1];
+      if (earliest?.error) return earliest.error;
+      if (latest?.error) return latest.error;
+      return { logStartOffset: earliest?.offset ?? -1, highWatermark: latest?.offset ?? -1 };
+    });
+  }
+
+  async records(
+    requests: ReadonlyArray<TopicPartition & { offset: number }>,
+  ): Promise<Array<SourceRecord[] | OffsetSyncError>> {
+    const results = new Array<SourceRecord[] | OffsetSyncError>(requests.length);
+    let pending = requests.map((request, index) => ({ index, request }));
+    for (let attempt = 0; attempt <= MAX_CONTINUATIONS && pending.length > 0; attempt++) {
+      const answers = await this.adapter.fetchRecords(pending.map(({ request }) => request));
+      const again: typeof pending = [];
+      pending.forEach(({ index, request }, i) => {
+        const answer = answers[i];
+        if (answer === undefined) return;
+        if (answer.error) {
+          results[index] = answer.error;
+          return;
+        }
+        // Only control records or an aborted transaction came back, and the log goes on: read past them,
+        // or an empty answer would wrongly say that nothing follows.
+        const stable = answer.lastStableOffset >= 0 ? answer.lastStableOffset : answer.highWatermark;
+        if (answer.records.length === 0 && answer.nextOffset > request.offset && answer.nextOffset < stable) {
+          again.push({ index, request: { ...request, offset: answer.nextOffset } });
+          return;
+        }
+        results[index] = answer.records.map((record) => ({
+          offset: record.offset,
+          timestampMs: record.timestampMs,
+          timestampType: record.timestampType,
+          fingerprint: recordFingerprint(record.key, record.value),
+          keySize: record.key === null ? -1 : record.key.length,
+          valueSize: record.value === null ? -1 : record.value.length,
+        }));
+      });
+      pending = again;
+    }
+    // Still nothing but markers after every continuation: report no records found from there.
+    for (const { index } of pending) results[index] = [];
+    return results;
+  }
+}

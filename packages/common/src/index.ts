@@ -71,6 +71,7 @@ export {
   type ProvisionAction,
   type StreamSpec,
 } from './nats/provisioning.js';
+export { BatchConsumer, type BatchConsumerOptions } from './nats/batch-consumer.js';
 export { publishAll, type StreamMessage } from './nats/publish.js';
 export { decodeSubjectToken, encodeSubjectToken } from './nats/subject-token.js';
 export { Names, type GroupPartition } from './nats/subjects.js';

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// offsetsync translator: the shared plumbing (config, telemetry, NATS streams, heartbeats, signals).
+// offsetsync translator: maps anchored source commits to offsets on its target cluster.
 import { runServiceMain } from '@offsetsync/common';
+import { Translator } from './translator.js';
 
-await runServiceMain({ role: 'translator' });
+await runServiceMain({ role: 'translator', createWorker: (context) => new Translator(context) });

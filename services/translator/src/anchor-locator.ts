@@ -1,0 +1,329 @@
+// Finds the counterparts of source anchors on a target cluster, many at a time: each round sends one
+// request per broker for every anchor still looking. Every candidate is checked by fingerprint and
+// timestamp, never taken on position alone.
+//   1. delta probe: a small window around source offset + the partition's learned delta (replication
+//      keeps order, so the delta only changes at gaps); this is right even when timestamps are not
+//      monotonic, which defeats the timestamp lookup;
+//   2. timestamp: ListOffsets for the first offset with timestamp >= T (kept -1 means: not arrived),
+//      then a bounded forward scan.
+import type { Anchor, FetchAnswer, FetchedRecord, KafkaAdapter, OffsetSyncError } from '@offsetsync/common';
+import { recordFingerprint } from '@offsetsync/common';
+import type { Location, TargetBounds } from './translation-plan.js';
+
+export interface LocateRequest {
+  topic: string;
+  partition: number;
+  anchor: Anchor;
+  /** A next-record counterpart is the first copy; a last-consumed one the last of consecutive copies. */
+  role: 'next' | 'last';
+  /** Learned target-minus-source offset delta of the partition, if any. */
+  delta?: number | undefined;
+}
+
+export interface LocatorOptions {
+  /** Offsets on each side of the predicted position that the probe examines. */
+  probeWindow: number;
+  /** Records examined by the forward scan before it gives up on an exact match. */
+  scanLimit: number;
+  /** Found counterparts remembered across calls (records on the target do not move). */
+  cacheSize: number;
+}
+
+type Reader = Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'>;
+
+const MAX_SCAN_ROUNDS = 64;
+
+export function partitionKey(topic: string, partition: number): string {
+  return `${partition}\u0000${topic}`;
+}
+
+function matches(record: FetchedRecord, anchor: Anchor): boolean {
+  return (
+    record.timestampMs === anchor.timestampMs &&
+    recordFingerprint(record.key, record.value) === anchor.fingerprint
+  );
+}
+
+/**
+ * The counterpart among `records` (in offset order): for a next-record anchor the first match, for a
+ * last-consumed anchor the last of the run of consecutive copies that starts at the first match (a
+ * replicator that wrote a record twice wrote it back to back). `near` prefers the match closest to it.
+ */
+export function pickMatch(
+  records: readonly FetchedRecord[],
+  anchor: Anchor,
+  role: 'next' | 'last',
+  near?: number,
+): number | undefined {
+  const hits: number[] = [];
+  records.forEach((record, i) => {
+    if (matches(record, anchor)) hits.push(i);
+  });
+  if (hits.length === 0) return undefined;
+  let first = hits[0]!;
+  if (near !== undefined) {
+    first = hits.reduce(
+      (best, i) => (Math.abs(records[i]!.offset - near) < Math.abs(records[best]!.offset - near) ? i : best),
+      first,
+    );
+  }
+  if (role === 'next') return records[first]!.offset;
+  let end = first;
+  while (end + 1 < records.length && matches(records[end + 1]!, anchor)) end += 1;
+  return records[end]!.offset;
+}
+
+function missing(error: OffsetSyncError): Location {
+  const reason = error.details?.reason;
+  if (reason === 'TOPIC_MISSING')
+    return { kind: 'topic-missing', detail: 'the topic does not exist on the target yet' };
+  if (reason === 'PARTITION_MISSING')
+    return { kind: 'partition-missing', detail: 'the partition does not exist on the target' };
+  return { kind: 'failed', detail: error.message };
+}
+
+interface Search {
+  request: LocateRequest;
+  location?: Location;
+  /** Next offset the scan reads, and the first offset with ts >= T it started from. */
+  cursor?: number;
+  timestampOffset?: number;
+  scanned: number;
+}
+
+function requestKey(r: LocateRequest): string {
+  return `${r.role}\u0000${r.anchor.offset}\u0000${r.anchor.fingerprint}\u0000${partitionKey(r.topic, r.partition)}`;
+}
+
+export class AnchorLocator {
+  /** Found counterparts by request key; Map order makes the first key the least recently used. */
+  private readonly found = new Map<string, Location>();
+  hits = 0;
+
+  constructor(
+    private readonly reader: Reader,
+    private readonly options: LocatorOptions,
+  ) {}
+
+  /**
+   * Locations in request order, and the bounds of every partition that could be read. Many groups at the
+   * same position ask the same question: it is asked once, and a found answer is remembered.
+   */
+  async locate(
+    requests: readonly LocateRequest[],
+  ): Promise<{ locations: Location[]; bounds: Map<string, TargetBounds> }> {
+    const unique = new Map<string, LocateRequest>();
+    const answers = new Map<string, Location>();
+    for (const request of requests) {
+      const key = requestKey(request);
+      const cached = this.found.get(key);
+      if (cached !== undefined) {
+        this.hits += 1;
+        this.found.delete(key);
+        this.found.set(key, cached);
+        answers.set(key, cached);
+      } else {
+        unique.set(key, request);
+      }
+    }
+    const { locations, bounds } = await this.locateUncached([...unique.values()]);
+    [...unique.keys()].forEach((key, i) => {
+      const location = locations[i]!;
+      answers.set(key, location);
+      if (location.kind === 'found') {
+        this.found.set(key, location);
+        if (this.found.size > this.options.cacheSize) this.found.delete(this.found.keys().next().value!);
+      }
+    });
+    return { locations: requests.map((r) => answers.get(requestKey(r))!), bounds };
+  }
+
+  /** Bounds of partitions, for translations that need no anchor (an empty source partition). */
+  async partitionBounds(
+    partitions: ReadonlyArray<{ topic: string; partition: number }>,
+  ): Promise<Map<string, TargetBounds>> {
+    const bounds = new Map<string, TargetBounds>();
+    if (partitions.length === 0) return bounds;
+    const answers = await this.reader.listOffsets(
+      partitions.flatMap((p) => [
+        { ...p, timestamp: 'earliest' as const },
+        { ...p, timestamp: 'latest' as const },
+      ]),
+    );
+    partitions.forEach((p, i) => {
+      const earliest = answers[2 * i];
+      const latest = answers[2 * i + 1];
+      if (earliest && latest && !earliest.error && !latest.error) {
+        bounds.set(partitionKey(p.topic, p.partition), {
+          logStartOffset: earliest.offset,
+          highWatermark: latest.offset,
+        });
+      }
+    });
+    return bounds;
+  }
+
+  private async locateUncached(
+    requests: readonly LocateRequest[],
+  ): Promise<{ locations: Location[]; bounds: Map<string, TargetBounds> }> {
+    const bounds = new Map<string, TargetBounds>();
+    const searches: Search[] = requests.map((request) => ({ request, scanned: 0 }));
+    if (searches.length === 0) return { locations: [], bounds };
+
+    // Bounds of every partition: the log start (for the clamp) and the high watermark (the probe's limit).
+    const partitions = [...new Map(requests.map((r) => [partitionKey(r.topic, r.partition), r])).values()];
+    const answers = await this.reader.listOffsets(
+      partitions.flatMap((r) => [
+        { topic: r.topic, partition: r.partition, timestamp: 'earliest' as const },
+        { topic: r.topic, partition: r.partition, timestamp: 'latest' as const },
+      ]),
+    );
+    const boundErrors = new Map<string, OffsetSyncError>();
+    partitions.forEach((r, i) => {
+      const earliest = answers[2 * i];
+      const latest = answers[2 * i + 1];
+      const error = earliest?.error ?? latest?.error;
+      if (error) boundErrors.set(partitionKey(r.topic, r.partition), error);
+      else
+        bounds.set(partitionKey(r.topic, r.partition), {
+          logStartOffset: earliest?.offset ?? 0,
+          highWatermark: latest?.offset ?? 0,
+        });
+    });
+    for (const search of searches) {
+      const error = boundErrors.get(partitionKey(search.request.topic, search.request.partition));
+      if (error) search.location = missing(error);
+    }
+
+    await this.probe(
+      searches.filter((s) => s.location === undefined && s.request.delta !== undefined),
+      bounds,
+    );
+    await this.timestampLookup(searches.filter((s) => s.location === undefined));
+    for (let round = 0; round < MAX_SCAN_ROUNDS; round++) {
+      const scanning = searches.filter((s) => s.location === undefined);
+      if (scanning.length === 0) break;
+      await this.scan(scanning);
+    }
+    return {
+      locations: searches.map(
+        (s) =>
+          s.location ?? {
+            kind: 'window-exhausted',
+            fallbackOffset: s.timestampOffset ?? 0,
+            detail: 'scan rounds ran out',
+          },
+      ),
+      bounds,
+    };
+  }
+
+  private async probe(searches: Search[], bounds: Map<string, TargetBounds>): Promise<void> {
+    const probes = searches.flatMap((search) => {
+      const { topic, partition, anchor, delta } = search.request;
+      const limits = bounds.get(partitionKey(topic, partition));
+      if (limits === undefined || delta === undefined) return [];
+      const guess = anchor.offset + delta;
+      const from = Math.max(limits.logStartOffset, guess - this.options.probeWindow);
+      if (from >= limits.highWatermark) return [];
+      return [{ search, guess, from }];
+    });
+    if (probes.length === 0) return;
+    const answers = await this.reader.fetchRecords(
+      probes.map((p) => ({
+        topic: p.search.request.topic,
+        partition: p.search.request.partition,
+        offset: p.from,
+      })),
+    );
+    probes.forEach(({ search, guess }, i) => {
+      const answer = answers[i];
+      if (answer === undefined || answer.error) return;
+      const window = answer.records.filter((r) => r.offset <= guess + this.options.probeWindow);
+      if (this.refuseLogAppendTime(search, window)) return;
+      const offset = pickMatch(window, search.request.anchor, search.request.role, guess);
+      if (offset !== undefined) search.location = { kind: 'found', offset, method: 'delta-probe' };
+    });
+  }
+
+  private async timestampLookup(searches: Search[]): Promise<void> {
+    if (searches.length === 0) return;
+    const answers = await this.reader.listOffsets(
+      searches.map((s) => ({
+        topic: s.request.topic,
+        partition: s.request.partition,
+        timestamp: s.request.anchor.timestampMs,
+      })),
+    );
+    searches.forEach((search, i) => {
+      const answer = answers[i];
+      if (answer === undefined) return;
+      if (answer.error) {
+        search.location = missing(answer.error);
+      } else if (answer.offset < 0) {
+        // The broker's -1: no record with a timestamp >= T. The record has not been replicated yet.
+        search.location = {
+          kind: 'not-arrived',
+          detail: `no record with timestamp >= ${search.request.anchor.timestampMs} on the target yet`,
+        };
+      } else {
+        search.timestampOffset = answer.offset;
+        search.cursor = answer.offset;
+      }
+    });
+  }
+
+  private async scan(searches: Search[]): Promise<void> {
+    const answers: FetchAnswer[] = await this.reader.fetchRecords(
+      searches.map((s) => ({
+        topic: s.request.topic,
+        partition: s.request.partition,
+        offset: s.cursor ?? 0,
+      })),
+    );
+    searches.forEach((search, i) => {
+      const answer = answers[i];
+      if (answer === undefined) return;
+      if (answer.error) {
+        search.location = missing(answer.error);
+        return;
+      }
+      const budget = this.options.scanLimit - search.scanned;
+      const records = answer.records.slice(0, budget);
+      if (this.refuseLogAppendTime(search, records)) return;
+      const offset = pickMatch(records, search.request.anchor, search.request.role);
+      if (offset !== undefined) {
+        search.location = { kind: 'found', offset, method: 'timestamp-scan' };
+        return;
+      }
+      search.scanned += records.length;
+      const end = answer.lastStableOffset >= 0 ? answer.lastStableOffset : answer.highWatermark;
+      if (answer.nextOffset >= end && records.length === answer.records.length) {
+        search.location = {
+          kind: 'not-arrived',
+          detail: `scanned to the target log end (${end}) from offset ${search.timestampOffset ?? 0} without a match`,
+          ...(search.timestampOffset === undefined ? {} : { fallbackOffset: search.timestampOffset }),
+        };
+        return;
+      }
+      if (search.scanned >= this.options.scanLimit) {
+        search.location = {
+          kind: 'window-exhausted',
+          fallbackOffset: search.timestampOffset ?? 0,
+          detail: `no match within ${this.options.scanLimit} records after the timestamp lookup`,
+        };
+        return;
+      }
+      search.cursor = Math.max(answer.nextOffset, (search.cursor ?? 0) + 1);
+    });
+  }
+
+  private refuseLogAppendTime(search: Search, records: readonly FetchedRecord[]): boolean {
+    if (!records.some((r) => r.timestampType === 'log-append-time')) return false;
+    search.location = {
+      kind: 'log-append-time',
+      detail: 'the target topic uses LogAppendTime: its timestamps were rewritten by the target broker',
+    };
+    return true;
+  }
+}

@@ -1,0 +1,321 @@
+// The locator and the decision together, against an in-memory target built the way a replicator
+// builds it: records of its own first, then copies of the source in order, some written twice, the
+// newest not copied yet. Timestamps collide and go backwards.
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  AnchorStatus,
+  OffsetCommitted,
+  recordFingerprint,
+  RefusalReason,
+  TimestampType,
+  TranslationMethod,
+  TranslationOutcome,
+  type FetchAnswer,
+  type FetchedRecord,
+  type KafkaAdapter,
+  type OffsetAnswer,
+} from '@offsetsync/common';
+import { AnchorLocator } from './anchor-locator.js';
+import { decide, type Location } from './translation-plan.js';
+
+interface SourceRecord {
+  offset: number;
+  timestampMs: number;
+  key: Buffer;
+  value: Buffer;
+}
+
+/** A target partition: records at offsets logStart.. in order. */
+class MemoryTarget implements Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'> {
+  fetches = 0;
+
+  constructor(
+    readonly records: FetchedRecord[],
+    private readonly maxRecordsPerFetch: number,
+    private readonly timestampType: FetchedRecord['timestampType'] = 'create-time',
+  ) {}
+
+  get highWatermark(): number {
+    return this.records.length;
+  }
+
+  listOffsets(
+    queries: ReadonlyArray<{ topic: string; partition: number; timestamp: number | 'earliest' | 'latest' }>,
+  ): Promise<OffsetAnswer[]> {
+    return Promise.resolve(
+      queries.map((q) => {
+        if (q.timestamp === 'earliest') return { ...q, offset: 0, timestamp: -1 };
+        if (q.timestamp === 'latest') return { ...q, offset: this.highWatermark, timestamp: -1 };
+        const t = q.timestamp;
+        const hit = this.records.find((r) => r.timestampMs >= t);
+        return {
+          topic: q.topic,
+          partition: q.partition,
+          offset: hit?.offset ?? -1,
+          timestamp: hit?.timestampMs ?? -1,
+        };
+      }),
+    );
+  }
+
+  fetchRecords(
+    requests: ReadonlyArray<{ topic: string; partition: number; offset: number }>,
+  ): Promise<FetchAnswer[]> {
+    this.fetches += 1;
+    return Promise.resolve(
+      requests.map((r) => {
+        const records = this.records
+          .filter((rec) => rec.offset >= r.offset)
+          .slice(0, this.maxRecordsPerFetch)
+          .map((rec) => ({ ...rec, timestampType: this.timestampType }));
+        return {
+          topic: r.topic,
+          partition: r.partition,
+          requestedOffset: r.offset,
+          records,
+          nextOffset: records.length === 0 ? r.offset : records[records.length - 1]!.offset + 1,
+          highWatermark: this.highWatermark,
+          lastStableOffset: this.highWatermark,
+          logStartOffset: 0,
+        };
+      }),
+    );
+  }
+}
+
+function anchor(record: SourceRecord) {
+  return {
+    offset: record.offset,
+    timestampMs: record.timestampMs,
+    timestampType: TimestampType.TIMESTAMP_TYPE_CREATE_TIME,
+    fingerprint: recordFingerprint(record.key, record.value),
+    keySize: record.key.length,
+    valueSize: record.value.length,
+  };
+}
+
+function commitEvent(source: SourceRecord[], c: number): OffsetCommitted {
+  const last = source[c - 1];
+  const next = source[c];
+  return OffsetCommitted.fromPartial({
+    group: 'g',
+    topic: 't',
+    partition: 0,
+    committedOffset: c,
+    anchorStatus:
+      next === undefined
+        ? AnchorStatus.ANCHOR_STATUS_LOG_END
+        : last === undefined
+          ? AnchorStatus.ANCHOR_STATUS_LOG_START
+          : AnchorStatus.ANCHOR_STATUS_RESOLVED,
+    ...(last === undefined ? {} : { lastConsumed: anchor(last) }),
+    ...(next === undefined ? {} : { nextRecord: anchor(next) }),
+  });
+}
+
+async function translate(
+  target: MemoryTarget,
+  event: OffsetCommitted,
+  options: { delta?: number; scanLimit?: number } = {},
+) {
+  const locator = new AnchorLocator(target, {
+    probeWindow: 4,
+    scanLimit: options.scanLimit ?? 10_000,
+    cacheSize: 100,
+  });
+  const request = (role: 'next' | 'last') => {
+    const a = role === 'next' ? event.nextRecord : event.lastConsumed;
+    return a === undefined ? undefined : { topic: 't', partition: 0, anchor: a, role, delta: options.delta };
+  };
+  const nextRequest = request('next');
+  const next: Location | undefined = nextRequest
+    ? (await locator.locate([nextRequest])).locations[0]
+    : undefined;
+  const lastRequest = next?.kind === 'found' ? undefined : request('last');
+  const last: Location | undefined = lastRequest
+    ? (await locator.locate([lastRequest])).locations[0]
+    : undefined;
+  return decide(event, next, last, { logStartOffset: 0, highWatermark: target.highWatermark });
+}
+
+const scenario = fc
+  .record({
+    // Timestamps drawn from a small range: many collide, some go backwards.
+    timestamps: fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 40 }),
+    ownRecords: fc.nat({ max: 5 }),
+    duplicated: fc.array(fc.boolean(), { maxLength: 40 }),
+    copied: fc.nat({ max: 40 }),
+    c: fc.nat({ max: 40 }),
+    maxRecordsPerFetch: fc.integer({ min: 1, max: 8 }),
+    skewedDelta: fc.option(fc.integer({ min: -3, max: 3 }), { nil: undefined }),
+  })
+  .map((s) => {
+    const source: SourceRecord[] = s.timestamps.map((ts, offset) => ({
+      offset,
+      timestampMs: 1000 + ts,
+      key: Buffer.from(`k${offset}`),
+      value: Buffer.from(`v${offset}`),
+    }));
+    const copied = Math.min(s.copied, source.length);
+    const target: FetchedRecord[] = [];
+    const push = (key: Buffer, value: Buffer, timestampMs: number) =>
+      target.push({
+        offset: target.length,
+        timestampMs,
+        timestampType: 'create-time',
+        key,
+        value,
+        headers: {},
+      });
+    for (let i = 0; i < s.ownRecords; i++) push(Buffer.from(`own${i}`), Buffer.from('x'), 1000 + i);
+    const firstCopy = new Map<number, number>();
+    const lastCopy = new Map<number, number>();
+    for (const record of source.slice(0, copied)) {
+      firstCopy.set(record.offset, target.length);
+      push(record.key, record.value, record.timestampMs);
+      if (s.duplicated[record.offset] === true) push(record.key, record.value, record.timestampMs);
+      lastCopy.set(record.offset, target.length - 1);
+    }
+    return { ...s, source, copied, target, firstCopy, lastCopy, c: Math.min(s.c, source.length) };
+  });
+
+describe('translation against a replicated target', () => {
+  it('is exact when the records were copied, pending when not, and never past the counterpart', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        const target = new MemoryTarget(s.target, s.maxRecordsPerFetch);
+        const event = commitEvent(s.source, s.c);
+        const delta = s.skewedDelta === undefined ? undefined : s.ownRecords + s.skewedDelta;
+        const result = await translate(target, event, { delta });
+        const nextCopied = s.c < s.copied;
+        const lastCopied = s.c > 0 && s.c - 1 < s.copied;
+        if (nextCopied) {
+          expect(result.outcome).toBe(TranslationOutcome.TRANSLATION_OUTCOME_EXACT);
+          // The first copy of the next record, or, if a probe found a later duplicate of it, no later than that.
+          expect(result.targetOffset).toBeGreaterThanOrEqual(s.firstCopy.get(s.c)!);
+          expect(result.targetOffset).toBeLessThanOrEqual(s.lastCopy.get(s.c)!);
+        } else if (lastCopied) {
+          expect(result.outcome).toBe(TranslationOutcome.TRANSLATION_OUTCOME_EXACT);
+          expect(result.targetOffset).toBeGreaterThan(s.firstCopy.get(s.c - 1)!);
+          expect(result.targetOffset).toBeLessThanOrEqual(s.lastCopy.get(s.c - 1)! + 1);
+        } else {
+          // Neither anchor is on the target: wait, and above all never commit the log end.
+          expect(result.outcome).toBe(TranslationOutcome.TRANSLATION_OUTCOME_PENDING);
+          expect(result.targetOffset).toBe(-1);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('falls back to the first offset with a timestamp >= T when the scan window runs out, never past the counterpart', async () => {
+    await fc.assert(
+      fc.asyncProperty(scenario, async (s) => {
+        fc.pre(s.c < s.copied);
+        const target = new MemoryTarget(s.target, 1);
+        const result = await translate(target, commitEvent(s.source, s.c), { scanLimit: 1 });
+        expect([
+          TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
+          TranslationOutcome.TRANSLATION_OUTCOME_INEXACT,
+        ]).toContain(result.outcome);
+        expect(result.targetOffset).toBeLessThanOrEqual(s.firstCopy.get(s.c)!);
+        if (result.outcome === TranslationOutcome.TRANSLATION_OUTCOME_INEXACT) {
+          expect(result.method).toBe(TranslationMethod.TRANSLATION_METHOD_TIMESTAMP_FALLBACK);
+        }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('finds a record by the learned delta when an early record stamped an hour ahead defeats the timestamp lookup', async () => {
+    const source: SourceRecord[] = Array.from({ length: 2000 }, (_, offset) => ({
+      offset,
+      timestampMs: offset === 3 ? 1_000_000 + 3_600_000 : 1_000_000 + offset,
+      key: Buffer.from(`k${offset}`),
+      value: Buffer.from(`v${offset}`),
+    }));
+    const records: FetchedRecord[] = source.map((r) => ({
+      ...r,
+      offset: r.offset + 10,
+      timestampType: 'create-time',
+      headers: {},
+    }));
+    const padded: FetchedRecord[] = [
+      ...Array.from({ length: 10 }, (_, offset): FetchedRecord => ({
+        offset,
+        timestampMs: 1,
+        timestampType: 'create-time',
+        key: null,
+        value: Buffer.from('x'),
+        headers: {},
+      })),
+      ...records,
+    ];
+    const event = commitEvent(source, 1500);
+    const withoutDelta = await translate(new MemoryTarget(padded, 100), event, { scanLimit: 200 });
+    // The lookup lands on the early record at target offset 13; the counterpart is 1497 records further.
+    expect(withoutDelta.outcome).toBe(TranslationOutcome.TRANSLATION_OUTCOME_INEXACT);
+    expect(withoutDelta.targetOffset).toBe(13);
+    const target = new MemoryTarget(padded, 100);
+    const withDelta = await translate(target, event, { delta: 10, scanLimit: 200 });
+    expect(withDelta).toMatchObject({
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
+      targetOffset: 1510,
+      method: TranslationMethod.TRANSLATION_METHOD_DELTA_PROBE,
+    });
+    expect(target.fetches).toBe(1);
+  });
+
+  it('refuses a LogAppendTime target instead of guessing', async () => {
+    const source: SourceRecord[] = [0, 1, 2].map((offset) => ({
+      offset,
+      timestampMs: 5,
+      key: Buffer.from(`k${offset}`),
+      value: Buffer.from('v'),
+    }));
+    const records = source.map((r): FetchedRecord => ({ ...r, timestampType: 'create-time', headers: {} }));
+    const result = await translate(new MemoryTarget(records, 10, 'log-append-time'), commitEvent(source, 1));
+    expect(result).toMatchObject({
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_REFUSED,
+      refusalReason: RefusalReason.REFUSAL_REASON_LOG_APPEND_TIME_TARGET,
+      targetOffset: -1,
+    });
+  });
+
+  it('refuses invalid and unresolvable source commits without looking at the target', () => {
+    const beyond = OffsetCommitted.fromPartial({ anchorStatus: AnchorStatus.ANCHOR_STATUS_BEYOND_LOG_END });
+    expect(decide(beyond, undefined, undefined, undefined).refusalReason).toBe(
+      RefusalReason.REFUSAL_REASON_INVALID_SOURCE_OFFSET,
+    );
+    const unresolvable = OffsetCommitted.fromPartial({
+      anchorStatus: AnchorStatus.ANCHOR_STATUS_UNRESOLVABLE,
+    });
+    expect(decide(unresolvable, undefined, undefined, undefined).refusalReason).toBe(
+      RefusalReason.REFUSAL_REASON_ANCHOR_UNRESOLVED,
+    );
+  });
+
+  it('waits for a missing topic and refuses a missing partition; clamps below the target log start', () => {
+    const event = OffsetCommitted.fromPartial({
+      anchorStatus: AnchorStatus.ANCHOR_STATUS_RESOLVED,
+      nextRecord: { offset: 5, timestampMs: 1, fingerprint: 'f' },
+    });
+    expect(decide(event, { kind: 'topic-missing', detail: '' }, undefined, undefined).outcome).toBe(
+      TranslationOutcome.TRANSLATION_OUTCOME_PENDING,
+    );
+    expect(decide(event, { kind: 'partition-missing', detail: '' }, undefined, undefined).refusalReason).toBe(
+      RefusalReason.REFUSAL_REASON_PARTITION_MISSING,
+    );
+    expect(
+      decide(event, { kind: 'window-exhausted', fallbackOffset: 3, detail: '' }, undefined, {
+        logStartOffset: 7,
+        highWatermark: 9,
+      }),
+    ).toMatchObject({
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_INEXACT,
+      method: TranslationMethod.TRANSLATION_METHOD_LOG_START_CLAMP,
+      targetOffset: 7,
+    });
+  });
+});

@@ -131,6 +131,7 @@ export {
   type KafkaRequestEvent,
   type OffsetAnswer,
   type OffsetQuery,
+  type PartitionBounds,
   type TopicPartition,
 } from './kafka/kafka-adapter.js';
 export { BrokerErrorCodes, toOffsetSyncError, type KafkaErrorContext } from './kafka/kafka-errors.js';

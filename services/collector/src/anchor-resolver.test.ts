@@ -1,13 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AnchorStatus, ErrorCodes, OffsetSyncError } from '@offsetsync/common';
-import {
-  AnchorResolver,
-  type AnchorRecordSource,
-  type PartitionBounds,
-  type SourceRecord,
-  type TopicPartition,
-} from './anchor-resolver.js';
+import type { PartitionBounds, TopicPartition } from '@offsetsync/common';
+import { AnchorResolver, type AnchorRecordSource, type SourceRecord } from './anchor-resolver.js';
 
 /** One partition's log as offsets with what sits there: data the consumer sees, or not (control, aborted). */
 interface Entry {

@@ -5,14 +5,14 @@
 //   - next record: the first data record at or after c, when one exists (a caught-up consumer has none).
 // Lookups for many commits go out together (one ListOffsets and one Fetch per broker per round), and
 // results below the high watermark are cached: those records never change.
-import { AnchorStatus, type Anchor, type OffsetSyncError, TimestampType } from '@offsetsync/common';
-
-/** The offsets that bound a partition's log right now. */
-export interface PartitionBounds {
-  logStartOffset: number;
-  /** The offset the next appended record will get (the log end). */
-  highWatermark: number;
-}
+import {
+  AnchorStatus,
+  TimestampType,
+  type Anchor,
+  type OffsetSyncError,
+  type PartitionBounds,
+  type TopicPartition,
+} from '@offsetsync/common';
 
 /** A data record as the resolver needs it. */
 export interface SourceRecord {
@@ -22,11 +22,6 @@ export interface SourceRecord {
   fingerprint: string;
   keySize: number;
   valueSize: number;
-}
-
-export interface TopicPartition {
-  topic: string;
-  partition: number;
 }
 
 /** Where the resolver reads; the collector backs it with the Kafka adapter, tests with an in-memory log. */

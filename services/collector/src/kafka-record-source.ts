@@ -1,30 +1,22 @@
 // The anchor resolver's view of the source cluster, backed by the Kafka adapter: bounds from one
-// ListOffsets per broker, records from one Fetch per broker per round.
-import { recordFingerprint, type KafkaAdapter, type OffsetSyncError } from '@offsetsync/common';
-import type { AnchorRecordSource, PartitionBounds, SourceRecord, TopicPartition } from './anchor-resolver.js';
+// ListOffsets pair per broker, records from one Fetch per broker per round.
+import {
+  recordFingerprint,
+  type KafkaAdapter,
+  type OffsetSyncError,
+  type PartitionBounds,
+  type TopicPartition,
+} from '@offsetsync/common';
+import type { AnchorRecordSource, SourceRecord } from './anchor-resolver.js';
 
 /** Fetches that came back with only control or aborted records are continued this many times. */
 const MAX_CONTINUATIONS = 8;
 
 export class KafkaRecordSource implements AnchorRecordSource {
-  constructor(private readonly adapter: Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'>) {}
+  constructor(private readonly adapter: Pick<KafkaAdapter, 'partitionBounds' | 'fetchRecords'>) {}
 
-  async bounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>> {
-    const answers = await this.adapter.listOffsets(
-      partitions.flatMap((tp) => [
-        { ...tp, timestamp: 'earliest' as const },
-        { ...tp, timestamp: 'latest' as const },
-      ]),
-      // The high watermark, not the last stable offset: a commit may sit in an open transaction's range.
-      { isolation: 'read_uncommitted' },
-    );
-    return partitions.map((_, i) => {
-      const earliest = answers[2 * i];
-      const latest = answers[2 * i + 1];
-      if (earliest?.error) return earliest.error;
-      if (latest?.error) return latest.error;
-      return { logStartOffset: earliest?.offset ?? -1, highWatermark: latest?.offset ?? -1 };
-    });
+  bounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>> {
+    return this.adapter.partitionBounds(partitions);
   }
 
   async records(

@@ -6,7 +6,14 @@
 //      monotonic, which defeats the timestamp lookup;
 //   2. timestamp: ListOffsets for the first offset with timestamp >= T (kept -1 means: not arrived),
 //      then a bounded forward scan.
-import type { Anchor, FetchAnswer, FetchedRecord, KafkaAdapter, OffsetSyncError } from '@offsetsync/common';
+import type {
+  Anchor,
+  FetchAnswer,
+  FetchedRecord,
+  KafkaAdapter,
+  OffsetSyncError,
+  TopicPartition,
+} from '@offsetsync/common';
 import { recordFingerprint } from '@offsetsync/common';
 import type { Location, TargetBounds } from './translation-plan.js';
 
@@ -29,7 +36,7 @@ export interface LocatorOptions {
   cacheSize: number;
 }
 
-type Reader = Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'>;
+type Reader = Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecords'>;
 
 const MAX_SCAN_ROUNDS = 64;
 
@@ -139,26 +146,14 @@ export class AnchorLocator {
   }
 
   /** Bounds of partitions, for translations that need no anchor (an empty source partition). */
-  async partitionBounds(
-    partitions: ReadonlyArray<{ topic: string; partition: number }>,
-  ): Promise<Map<string, TargetBounds>> {
+  async partitionBounds(partitions: readonly TopicPartition[]): Promise<Map<string, TargetBounds>> {
     const bounds = new Map<string, TargetBounds>();
     if (partitions.length === 0) return bounds;
-    const answers = await this.reader.listOffsets(
-      partitions.flatMap((p) => [
-        { ...p, timestamp: 'earliest' as const },
-        { ...p, timestamp: 'latest' as const },
-      ]),
-    );
+    const answers = await this.reader.partitionBounds(partitions);
     partitions.forEach((p, i) => {
-      const earliest = answers[2 * i];
-      const latest = answers[2 * i + 1];
-      if (earliest && latest && !earliest.error && !latest.error) {
-        bounds.set(partitionKey(p.topic, p.partition), {
-          logStartOffset: earliest.offset,
-          highWatermark: latest.offset,
-        });
-      }
+      const answer = answers[i];
+      if (answer !== undefined && 'highWatermark' in answer)
+        bounds.set(partitionKey(p.topic, p.partition), answer);
     });
     return bounds;
   }
@@ -172,23 +167,13 @@ export class AnchorLocator {
 
     // Bounds of every partition: the log start (for the clamp) and the high watermark (the probe's limit).
     const partitions = [...new Map(requests.map((r) => [partitionKey(r.topic, r.partition), r])).values()];
-    const answers = await this.reader.listOffsets(
-      partitions.flatMap((r) => [
-        { topic: r.topic, partition: r.partition, timestamp: 'earliest' as const },
-        { topic: r.topic, partition: r.partition, timestamp: 'latest' as const },
-      ]),
-    );
+    const answers = await this.reader.partitionBounds(partitions);
     const boundErrors = new Map<string, OffsetSyncError>();
     partitions.forEach((r, i) => {
-      const earliest = answers[2 * i];
-      const latest = answers[2 * i + 1];
-      const error = earliest?.error ?? latest?.error;
-      if (error) boundErrors.set(partitionKey(r.topic, r.partition), error);
-      else
-        bounds.set(partitionKey(r.topic, r.partition), {
-          logStartOffset: earliest?.offset ?? 0,
-          highWatermark: latest?.offset ?? 0,
-        });
+      const answer = answers[i];
+      if (answer === undefined) return;
+      if ('highWatermark' in answer) bounds.set(partitionKey(r.topic, r.partition), answer);
+      else boundErrors.set(partitionKey(r.topic, r.partition), answer);
     });
     for (const search of searches) {
       const error = boundErrors.get(partitionKey(search.request.topic, search.request.partition));

@@ -12,6 +12,7 @@ import {
   TranslationOutcome,
   type Anchor,
   type OffsetCommitted,
+  type PartitionBounds,
 } from '@offsetsync/common';
 
 /** Where one anchor's counterpart is on the target, as far as the locator could tell. */
@@ -26,10 +27,8 @@ export type Location =
   | { kind: 'log-append-time'; detail: string }
   | { kind: 'failed'; detail: string };
 
-export interface TargetBounds {
-  logStartOffset: number;
-  highWatermark: number;
-}
+/** The target partition's log start and end. */
+export type TargetBounds = PartitionBounds;
 
 export interface Translation {
   outcome: TranslationOutcome;

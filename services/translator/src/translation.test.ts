@@ -15,6 +15,8 @@ import {
   type FetchedRecord,
   type KafkaAdapter,
   type OffsetAnswer,
+  type PartitionBounds,
+  type TopicPartition,
 } from '@offsetsync/common';
 import { AnchorLocator } from './anchor-locator.js';
 import { decide, type Location } from './translation-plan.js';
@@ -27,7 +29,7 @@ interface SourceRecord {
 }
 
 /** A target partition: records at offsets logStart.. in order. */
-class MemoryTarget implements Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'> {
+class MemoryTarget implements Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecords'> {
   fetches = 0;
 
   constructor(
@@ -38,6 +40,10 @@ class MemoryTarget implements Pick<KafkaAdapter, 'listOffsets' | 'fetchRecords'>
 
   get highWatermark(): number {
     return this.records.length;
+  }
+
+  partitionBounds(partitions: readonly TopicPartition[]): Promise<PartitionBounds[]> {
+    return Promise.resolve(partitions.map(() => ({ logStartOffset: 0, highWatermark: this.highWatermark })));
   }
 
   listOffsets(

@@ -48,6 +48,13 @@ export interface TopicPartition {
   partition: number;
 }
 
+/** Where a partition's log starts and ends right now. */
+export interface PartitionBounds {
+  logStartOffset: number;
+  /** The offset the next appended record gets. */
+  highWatermark: number;
+}
+
 /** One ListOffsets question: the first offset whose timestamp is >= `timestamp`, or the log start or end. */
 export interface OffsetQuery extends TopicPartition {
   /** Milliseconds since the epoch, `'earliest'` (log start offset) or `'latest'` (log end offset). */
@@ -781,6 +788,30 @@ export class KafkaAdapter {
       else if (state?.kind === 'failed') throw state.error;
     }
     return counts;
+  }
+
+  /**
+   * The log start offset and the high watermark (the log end) of each partition, in request order, or the
+   * error that kept a partition from being read (for example a missing topic). One ListOffsets pair per
+   * broker. Read uncommitted: the high watermark, not the last stable offset.
+   */
+  async partitionBounds(
+    partitions: readonly TopicPartition[],
+  ): Promise<Array<PartitionBounds | OffsetSyncError>> {
+    const answers = await this.listOffsets(
+      partitions.flatMap((tp) => [
+        { topic: tp.topic, partition: tp.partition, timestamp: 'earliest' as const },
+        { topic: tp.topic, partition: tp.partition, timestamp: 'latest' as const },
+      ]),
+      { isolation: 'read_uncommitted' },
+    );
+    return partitions.map((_, i) => {
+      const earliest = answers[2 * i];
+      const latest = answers[2 * i + 1];
+      const error = earliest?.error ?? latest?.error;
+      if (error !== undefined) return error;
+      return { logStartOffset: earliest?.offset ?? -1, highWatermark: latest?.offset ?? -1 };
+    });
   }
 
   /**

@@ -96,6 +96,8 @@ interface Search {
   cursor?: number;
   timestampOffset?: number;
   scanned: number;
+  /** Set while the scan starts from a bisection's landing point rather than the timestamp offset. */
+  guided?: boolean;
 }
 
 function requestKey(r: LocateRequest): string {
@@ -185,6 +187,18 @@ export class AnchorLocator {
       bounds,
     );
     await this.timestampLookup(searches.filter((s) => s.location === undefined));
+    await this.bisect(
+      searches.filter((s) => {
+        const end = bounds.get(partitionKey(s.request.topic, s.request.partition))?.highWatermark;
+        return (
+          s.location === undefined &&
+          s.cursor !== undefined &&
+          end !== undefined &&
+          end - s.cursor > 4 * this.options.probeWindow
+        );
+      }),
+      bounds,
+    );
     for (let round = 0; round < MAX_SCAN_ROUNDS; round++) {
       const scanning = searches.filter((s) => s.location === undefined);
       if (scanning.length === 0) break;
@@ -258,6 +272,50 @@ export class AnchorLocator {
     });
   }
 
+  /**
+   * The timestamp lookup lands on the first offset whose running maximum timestamp reaches T, so one record
+   * stamped far ahead makes every lookup below it land early, possibly more records back than a scan may
+   * read. Timestamps are mostly in order, so bisecting the offsets between that landing and the log end on
+   * "timestamp >= T" finds the neighbourhood of the counterpart in a few reads. The scan then starts a little
+   * before that point; if it finds nothing there, it starts over from the timestamp offset, so a misleading
+   * bisection costs time, never a wrong answer.
+   */
+  private async bisect(searches: Search[], bounds: Map<string, TargetBounds>): Promise<void> {
+    const ranges = new Map<Search, { lo: number; hi: number }>();
+    for (const search of searches) {
+      const end = bounds.get(partitionKey(search.request.topic, search.request.partition))?.highWatermark;
+      if (end !== undefined && search.cursor !== undefined)
+        ranges.set(search, { lo: search.cursor, hi: end });
+    }
+    for (let round = 0; round < 40; round++) {
+      const open = [...ranges.entries()].filter(([, r]) => r.hi - r.lo > this.options.probeWindow);
+      if (open.length === 0) break;
+      const mids = open.map(([, r]) => Math.floor((r.lo + r.hi) / 2));
+      const answers = await this.reader.fetchRecords(
+        open.map(([search], i) => ({
+          topic: search.request.topic,
+          partition: search.request.partition,
+          offset: mids[i]!,
+          maxBytes: 1024,
+        })),
+      );
+      open.forEach(([search, range], i) => {
+        const answer = answers[i];
+        const first = answer?.error ? undefined : answer?.records[0];
+        if (first === undefined || first.timestampMs >= search.request.anchor.timestampMs)
+          range.hi = mids[i]!;
+        else range.lo = first.offset + 1;
+      });
+    }
+    for (const [search, range] of ranges) {
+      const start = Math.max(search.cursor ?? 0, range.lo - 2 * this.options.probeWindow);
+      if (start > (search.cursor ?? 0)) {
+        search.cursor = start;
+        search.guided = true;
+      }
+    }
+  }
+
   private async scan(searches: Search[]): Promise<void> {
     const answers: FetchAnswer[] = await this.reader.fetchRecords(
       searches.map((s) => ({
@@ -283,7 +341,15 @@ export class AnchorLocator {
       }
       search.scanned += records.length;
       const end = answer.lastStableOffset >= 0 ? answer.lastStableOffset : answer.highWatermark;
-      if (answer.nextOffset >= end && records.length === answer.records.length) {
+      const reachedEnd = answer.nextOffset >= end && records.length === answer.records.length;
+      if (search.guided === true && (reachedEnd || search.scanned >= this.options.scanLimit)) {
+        // The bisection guessed wrong: scan from the timestamp offset after all.
+        search.guided = false;
+        search.scanned = 0;
+        search.cursor = search.timestampOffset ?? 0;
+        return;
+      }
+      if (reachedEnd) {
         search.location = {
           kind: 'not-arrived',
           detail: `scanned to the target log end (${end}) from offset ${search.timestampOffset ?? 0} without a match`,

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// offsetsync committer: the shared plumbing (config, telemetry, NATS streams, heartbeats, signals).
+// offsetsync committer: commits translated offsets on its target cluster and reports what it did.
 import { runServiceMain } from '@offsetsync/common';
+import { Committer } from './committer.js';
 
-await runServiceMain({ role: 'committer' });
+await runServiceMain({ role: 'committer', createWorker: (context) => new Committer(context) });

@@ -87,7 +87,15 @@ describe('loadConfig', () => {
       pendingRetryMinMs: 200,
       pendingFallbackAfterMs: 0,
     });
-    expect(config.committer).toEqual({ target: 'target-a', batchMaxWaitMs: 20, activeGroupRetryMs: 30_000 });
+    expect(config.committer).toEqual({
+      target: 'target-a',
+      batchMaxWaitMs: 20,
+      activeGroupRetryMs: 30_000,
+      maxBatch: 500,
+      ackWaitMs: 30_000,
+      retryBackoffMinMs: 1_000,
+      retryBackoffMaxMs: 30_000,
+    });
   });
 
   it('finds the file through OFFSETSYNC_CONFIG', () => {
@@ -255,7 +263,7 @@ collector: { cluster: source, coalesceWindowMs: 10s }
         ],
         collector: { cluster: 'elsewhere' },
         translator: { target: 'src', pendingRetryMinMs: '20s', pendingRetryMaxMs: '1s' },
-        committer: { target: 'phantom' },
+        committer: { target: 'phantom', retryBackoffMinMs: '1m', retryBackoffMaxMs: '5s' },
       },
     });
     expect(problems.map((p) => p.path)).toEqual([
@@ -266,6 +274,7 @@ collector: { cluster: source, coalesceWindowMs: 10s }
       'translator.target',
       'committer.target',
       'translator.pendingRetryMinMs',
+      'committer.retryBackoffMinMs',
     ]);
     expect(problems.find((p) => p.path === 'translator.target')?.message).toBe(
       'cluster "src" is not the target of any link',

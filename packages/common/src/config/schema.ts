@@ -270,6 +270,27 @@ const committerSchema = z
     activeGroupRetryMs: doc(durationMs({ min: 1 }).default(30_000), {
       description: 'Wait before retrying a group the target refused because it has live members.',
     }),
+    /** Most translated events handled (and committed per group) in one batch. Default: `500`. */
+    maxBatch: doc(positiveInt.default(500), {
+      description: 'Most translated events handled in one batch; their commits are sent once per group.',
+    }),
+    /**
+     * How long JetStream waits for a committer to settle an event before handing it to another instance
+     * (after a crash). Default: `30s`.
+     */
+    ackWaitMs: doc(durationMs({ min: 1_000 }).default(30_000), {
+      description:
+        'How long an event handed to a committer instance stays unsettled before JetStream redelivers it (crash recovery).',
+    }),
+    /** First delay before an event whose commit failed transiently is tried again. Default: `1s`. */
+    retryBackoffMinMs: doc(durationMs({ min: 1 }).default(1_000), {
+      description:
+        'First delay before an event is retried after a transient failure (target unreachable, coordinator moving).',
+    }),
+    /** Longest delay between retries of an event (the backoff doubles up to it). Default: `30s`. */
+    retryBackoffMaxMs: doc(durationMs({ min: 1 }).default(30_000), {
+      description: 'Longest delay between retries of an event after transient failures (backoff cap).',
+    }),
   })
   .strict();
 
@@ -494,6 +515,19 @@ function checkCrossFieldRules(config: unknown, ctx: IssueSink): void {
     report(
       ['translator', 'pendingRetryMinMs'],
       `must not exceed translator.pendingRetryMaxMs (${translator.pendingRetryMinMs} ms > ${translator.pendingRetryMaxMs} ms)`,
+    );
+  }
+
+  const committer = config.committer;
+  if (
+    isRecord(committer) &&
+    typeof committer.retryBackoffMinMs === 'number' &&
+    typeof committer.retryBackoffMaxMs === 'number' &&
+    committer.retryBackoffMinMs > committer.retryBackoffMaxMs
+  ) {
+    report(
+      ['committer', 'retryBackoffMinMs'],
+      `must not exceed committer.retryBackoffMaxMs (${committer.retryBackoffMinMs} ms > ${committer.retryBackoffMaxMs} ms)`,
     );
   }
 }

@@ -1,0 +1,202 @@
+// Whether one translated offset may be committed on the target: the version check (invariant 2) and the
+// target-ownership rule (invariant 3). Pure: the caller reads the KV record and the target's committed
+// offset, and writes back what the decision says with compare-and-set.
+import { parseCommitMetadata, type Version } from '@offsetsync/common';
+import type { AppliedRecord } from './applied-record.js';
+import { EMPTY_RECORD } from './applied-record.js';
+
+/** What the decision needs of an OffsetTranslated event (EXACT or INEXACT). */
+export interface Translation {
+  version: Version;
+  /** The offset to commit on the target. */
+  targetOffset: number;
+  /** When the group committed on the source (epoch ms). */
+  sourceCommitTimestampMs: number;
+}
+
+/** The group partition's committed offset on the target, as OffsetFetch reports it. */
+export interface TargetCommit {
+  offset: number;
+  metadata: string | null;
+}
+
+export type ApplyDecision =
+  /**
+   * Commit `record.targetOffset`. `reserve`: write `record` to KV (compare-and-set) before committing;
+   * false when KV already holds exactly this record (the same version delivered again after a crash
+   * between the reservation and the commit), so there is nothing to reserve and nothing to restore.
+   */
+  | { kind: 'apply'; record: AppliedRecord; reserve: boolean }
+  /** The same version is already committed on the target with offsetsync's mark: report, commit nothing. */
+  | { kind: 'already-applied'; record: AppliedRecord }
+  /** Commit nothing. `record`, when present, must be written to KV (the ownership was first seen now). */
+  | { kind: 'skip'; reason: 'STALE_VERSION' | 'TARGET_AHEAD'; detail: string; record?: AppliedRecord };
+
+/**
+ * Orders versions of one group: lexicographically on (offsets partition, offsets offset). Negative when
+ * `a` is older than `b`, zero when equal, positive when newer.
+ */
+export function compareVersions(a: Version, b: Version): number {
+  if (a.offsetsPartition !== b.offsetsPartition) return a.offsetsPartition - b.offsetsPartition;
+  return a.offsetsOffset - b.offsetsOffset;
+}
+
+export function formatVersion(version: Version | null | undefined): string {
+  return version ? `${version.offsetsPartition}:${version.offsetsOffset}` : 'none';
+}
+
+/**
+ * Whether the target's committed offset is the application's own: it carries no offsetsync mark and it
+ * is not the offset offsetsync last committed there. (The offset test keeps an application that merely
+ * re-commits the position offsetsync gave it, without consuming, from taking the position over.)
+ */
+export function isApplicationCommit(
+  commit: TargetCommit | undefined,
+  stored: AppliedRecord | undefined,
+): boolean {
+  if (commit === undefined) return false;
+  if (parseCommitMetadata(commit.metadata) !== undefined) return false;
+  return commit.offset !== (stored?.targetOffset ?? -1);
+}
+
+/** Whether the target's committed offset is offsetsync's commit of exactly this source version. */
+export function isMarkedWith(commit: TargetCommit | undefined, origin: string, version: Version): boolean {
+  const mark = parseCommitMetadata(commit?.metadata)?.mark;
+  return (
+    mark !== undefined &&
+    mark.origin === origin &&
+    mark.offsetsPartition === version.offsetsPartition &&
+    mark.offsetsOffset === version.offsetsOffset
+  );
+}
+
+export interface ApplyInput {
+  /** Alias of the source cluster the translation comes from (the origin in offsetsync's mark). */
+  source: string;
+  translation: Translation;
+  /** The KV record of the key; undefined when there is none. */
+  stored: AppliedRecord | undefined;
+  /** The key's committed offset on the target; undefined when the group has none there. */
+  targetCommit: TargetCommit | undefined;
+  nowMs: number;
+}
+
+/**
+ * Decides what to do with one translation:
+ * 1. A version older than the stored one is stale. The same version again is stale too when its target
+ *    offset differs (the first translation of a version wins); with the same offset it is a redelivery:
+ *    already applied when the target holds offsetsync's mark for it, otherwise committed again (a crash
+ *    between the KV reservation and the Kafka commit leaves exactly that state).
+ * 2. The target owns the position from the moment an application commit is first seen there
+ *    (`targetOwnedSinceMs`) until a source commit made later than that: earlier source commits are
+ *    skipped as TARGET_AHEAD.
+ * 3. Anything else, including a newer version with a lower offset (a rewind on the source), is applied.
+ */
+export function decideApply(input: ApplyInput): ApplyDecision {
+  const { translation, stored, targetCommit, nowMs } = input;
+  const order = stored?.version ? compareVersions(translation.version, stored.version) : 1;
+  if (order < 0) {
+    return {
+      kind: 'skip',
+      reason: 'STALE_VERSION',
+      detail: `version ${formatVersion(translation.version)} is older than the applied version ${formatVersion(stored?.version)}`,
+    };
+  }
+  if (order === 0 && stored !== undefined) {
+    if (translation.targetOffset !== stored.targetOffset) {
+      return {
+        kind: 'skip',
+        reason: 'STALE_VERSION',
+        detail: `version ${formatVersion(translation.version)} was already applied with target offset ${stored.targetOffset}`,
+      };
+    }
+    if (
+      isMarkedWith(targetCommit, input.source, translation.version) &&
+      targetCommit?.offset === stored.targetOffset
+    ) {
+      return { kind: 'already-applied', record: stored };
+    }
+  }
+
+  // OffsetFetch tells nothing about when the application committed, so the time offsetsync first saw the
+  // commit stands in for it. That time is never earlier than the real commit, so the bound errs towards
+  // keeping the application's position: a source commit made between the application's commit and its
+  // detection is skipped too, never the other way round.
+  const detectedNow = stored?.targetOwnedSinceMs === undefined && isApplicationCommit(targetCommit, stored);
+  const ownedSinceMs = stored?.targetOwnedSinceMs ?? (detectedNow ? nowMs : undefined);
+  if (ownedSinceMs !== undefined && translation.sourceCommitTimestampMs <= ownedSinceMs) {
+    const detail =
+      `the application committed offset ${targetCommit?.offset ?? 'unknown'} on the target itself ` +
+      `(seen at ${new Date(ownedSinceMs).toISOString()}); this source commit is older ` +
+      `(${new Date(translation.sourceCommitTimestampMs).toISOString()})`;
+    return detectedNow
+      ? {
+          kind: 'skip',
+          reason: 'TARGET_AHEAD',
+          detail,
+          record: { ...(stored ?? EMPTY_RECORD), targetOwnedSinceMs: ownedSinceMs },
+        }
+      : { kind: 'skip', reason: 'TARGET_AHEAD', detail };
+  }
+
+  if (order === 0 && stored !== undefined) {
+    // The same version again: commit it again. Only a recorded ownership that this source commit
+    // outdates needs a KV write.
+    if (stored.targetOwnedSinceMs === undefined) return { kind: 'apply', record: stored, reserve: false };
+    return { kind: 'apply', record: withoutOwnership(stored), reserve: true };
+  }
+  return {
+    kind: 'apply',
+    reserve: true,
+    record: {
+      version: {
+        offsetsPartition: translation.version.offsetsPartition,
+        offsetsOffset: translation.version.offsetsOffset,
+      },
+      targetOffset: translation.targetOffset,
+      appliedAtMs: nowMs,
+      sourceCommitTimestampMs: translation.sourceCommitTimestampMs,
+    },
+  };
+}
+
+/**
+ * The record to put back when the commit of a reservation failed: the record before the reservation,
+ * keeping any ownership recorded meanwhile (the earlier detection time when both have one). Undefined
+ * when there was no record and there is no ownership to keep: the key is then removed.
+ */
+export function restoredRecord(
+  previous: AppliedRecord | undefined,
+  current: AppliedRecord | undefined,
+): AppliedRecord | undefined {
+  const owned = [previous?.targetOwnedSinceMs, current?.targetOwnedSinceMs].filter((t) => t !== undefined);
+  const ownedSinceMs = owned.length === 0 ? undefined : Math.min(...owned);
+  if (previous === undefined && ownedSinceMs === undefined) return undefined;
+  const base = withoutOwnership(previous ?? EMPTY_RECORD);
+  return ownedSinceMs === undefined ? base : { ...base, targetOwnedSinceMs: ownedSinceMs };
+}
+
+/** Whether `record` still holds the reservation `reserved` (same version and offset). */
+export function holdsReservation(record: AppliedRecord | undefined, reserved: AppliedRecord): boolean {
+  if (record?.version == null || reserved.version === null) return false;
+  return (
+    compareVersions(record.version, reserved.version) === 0 && record.targetOffset === reserved.targetOffset
+  );
+}
+
+/**
+ * After offsetsync committed `committed` for a key, whether KV holds a newer version that must be
+ * committed again (see the pipeline's post-commit check). Not when the target owns the position.
+ */
+export function newerReservation(
+  record: AppliedRecord | undefined,
+  committed: Version,
+): AppliedRecord | undefined {
+  if (record?.version == null || record.targetOwnedSinceMs !== undefined) return undefined;
+  return compareVersions(record.version, committed) > 0 ? record : undefined;
+}
+
+function withoutOwnership(record: AppliedRecord): AppliedRecord {
+  const { targetOwnedSinceMs: _dropped, ...rest } = record;
+  return rest;
+}

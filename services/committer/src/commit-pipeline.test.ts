@@ -1,0 +1,587 @@
+import { metrics } from '@opentelemetry/api';
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
+import { headers } from 'nats';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import {
+  ApplyOutcome,
+  ErrorCodes,
+  formatCommitMetadata,
+  GROUP_ACTIVE,
+  Names,
+  OffsetApplied,
+  OffsetSyncError,
+  OffsetTranslated,
+  parseCommitMetadata,
+  SkipReason,
+  TranslationOutcome,
+  type CommitAnswer,
+  type CommitEntry,
+  type CommittedOffset,
+  type StreamMessage,
+  type Version,
+} from '@offsetsync/common';
+import { ActiveGroups } from './active-groups.js';
+import type { AppliedRecord } from './applied-record.js';
+import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';
+import { compareVersions } from './apply-decision.js';
+import { CommitPipeline, type InboundMessage, type TargetCluster } from './commit-pipeline.js';
+import { OutcomeCounters } from './outcome-counters.js';
+
+const names = new Names('t');
+const NOW = 1_700_000_000_000;
+
+/** Runs a call's effect at once, or when a test's scheduler releases it. */
+type Defer = <T>(effect: () => T) => Promise<T>;
+const immediate: Defer = (effect) => Promise.resolve().then(effect);
+
+/** KV with JetStream's compare-and-set semantics; one revision counter for the whole bucket. */
+class MemoryStore implements AppliedVersionsStore {
+  readonly entries = new Map<string, { record: AppliedRecord | undefined; revision: number }>();
+  private revision = 0;
+  constructor(private readonly defer: Defer = immediate) {}
+
+  read(key: string): Promise<StoredEntry> {
+    return this.defer(() => {
+      const entry = this.entries.get(key);
+      return { record: entry?.record && structuredClone(entry.record), revision: entry?.revision ?? 0 };
+    });
+  }
+
+  write(key: string, record: AppliedRecord, expectedRevision: number): Promise<number | undefined> {
+    return this.defer(() => {
+      if ((this.entries.get(key)?.revision ?? 0) !== expectedRevision) return undefined;
+      this.entries.set(key, { record: structuredClone(record), revision: ++this.revision });
+      return this.revision;
+    });
+  }
+
+  remove(key: string, expectedRevision: number): Promise<boolean> {
+    return this.defer(() => {
+      if ((this.entries.get(key)?.revision ?? 0) !== expectedRevision) return false;
+      this.entries.set(key, { record: undefined, revision: ++this.revision });
+      return true;
+    });
+  }
+}
+
+/** A target cluster's committed offsets, with groups that have live members and injectable failures. */
+class FakeCluster implements TargetCluster {
+  readonly committed = new Map<string, Map<string, { offset: number; metadata: string | null }>>();
+  readonly commitCalls: { group: string; entries: CommitEntry[] }[] = [];
+  readonly activeGroups = new Set<string>();
+  failNextCommit: ((entry: CommitEntry) => OffsetSyncError | undefined) | undefined;
+  failCalls: OffsetSyncError | undefined;
+  constructor(private readonly defer: Defer = immediate) {}
+
+  fetchCommittedOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]> {
+    return this.defer(() => {
+      if (this.failCalls) throw this.failCalls;
+      return [...(this.committed.get(groupId) ?? [])].flatMap(([tp, value]) => {
+        const [topic, partition] = tp.split('/') as [string, string];
+        return topics === undefined || topics.includes(topic)
+          ? [{ topic, partition: Number(partition), ...value }]
+          : [];
+      });
+    });
+  }
+
+  commitOffsets(groupId: string, entries: readonly CommitEntry[]): Promise<CommitAnswer[]> {
+    return this.defer(() => {
+      if (this.failCalls) throw this.failCalls;
+      this.commitCalls.push({ group: groupId, entries: [...entries] });
+      const fail = this.failNextCommit;
+      this.failNextCommit = undefined;
+      return entries.map((entry) => {
+        const error = this.activeGroups.has(groupId)
+          ? new OffsetSyncError('refused', {
+              code: ErrorCodes.COMMIT_REFUSED,
+              details: { reason: GROUP_ACTIVE },
+            })
+          : fail?.(entry);
+        if (error) return { topic: entry.topic, partition: entry.partition, error };
+        this.setCommitted(groupId, entry.topic, entry.partition, entry.offset, entry.metadata);
+        return { topic: entry.topic, partition: entry.partition };
+      });
+    });
+  }
+
+  setCommitted(
+    group: string,
+    topic: string,
+    partition: number,
+    offset: number,
+    metadata: string | null,
+  ): void {
+    const offsets =
+      this.committed.get(group) ?? new Map<string, { offset: number; metadata: string | null }>();
+    offsets.set(`${topic}/${partition}`, { offset, metadata });
+    this.committed.set(group, offsets);
+  }
+
+  offsetOf(group: string, topic: string, partition: number) {
+    return this.committed.get(group)?.get(`${topic}/${partition}`);
+  }
+}
+
+class FakeMessage implements InboundMessage {
+  settled: 'ack' | 'nak' | 'term' | undefined;
+  nakDelayMs: number | undefined;
+  readonly info = { redeliveryCount: 1 };
+  constructor(
+    readonly data: Uint8Array,
+    readonly headers = eventHeaders(),
+  ) {}
+  ack(): void {
+    this.settled ??= 'ack';
+  }
+  nak(millis?: number): void {
+    this.settled ??= 'nak';
+    this.nakDelayMs = millis;
+  }
+  term(): void {
+    this.settled ??= 'term';
+  }
+}
+
+function eventHeaders(kind = 'OffsetTranslated') {
+  const h = headers();
+  h.set('Offsetsync-Event', kind);
+  return h;
+}
+
+interface TranslatedSpec {
+  group?: string;
+  topic?: string;
+  partition?: number;
+  version: Version;
+  targetOffset: number;
+  outcome?: TranslationOutcome;
+  sourceCommitTimestampMs?: number;
+}
+
+function translated(spec: TranslatedSpec): FakeMessage {
+  return new FakeMessage(
+    OffsetTranslated.encode(
+      OffsetTranslated.fromPartial({
+        sourceCluster: 'src',
+        targetCluster: 'dst',
+        group: spec.group ?? 'g',
+        topic: spec.topic ?? 'orders',
+        partition: spec.partition ?? 0,
+        sourceOffset: spec.targetOffset + 1000,
+        targetOffset: spec.targetOffset,
+        outcome: spec.outcome ?? TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
+        version: spec.version,
+        sourceCommitTimestampMs: spec.sourceCommitTimestampMs ?? NOW - 1000,
+      }),
+    ).finish(),
+  );
+}
+
+const v = (offsetsPartition: number, offsetsOffset: number): Version => ({ offsetsPartition, offsetsOffset });
+const markOf = (version: Version) =>
+  formatCommitMetadata(
+    { origin: 'src', offsetsPartition: version.offsetsPartition, offsetsOffset: version.offsetsOffset },
+    '',
+  );
+
+function setup(
+  options: {
+    store?: MemoryStore;
+    cluster?: FakeCluster;
+    /** Replaces `cluster` as what the pipeline talks to. */
+    target?: TargetCluster;
+    clock?: () => number;
+    publish?: (messages: StreamMessage[]) => Promise<unknown>;
+  } = {},
+) {
+  const store = options.store ?? new MemoryStore();
+  const cluster = options.cluster ?? new FakeCluster();
+  const published: { subject: string; msgId: string; event: OffsetApplied; kind: string }[] = [];
+  const counters = new OutcomeCounters(metrics.getMeter('test'));
+  const problems: (OffsetSyncError | undefined)[] = [];
+  const pipeline = new CommitPipeline({
+    names,
+    source: 'src',
+    target: 'dst',
+    store,
+    cluster: options.target ?? cluster,
+    publish:
+      options.publish ??
+      ((messages) => {
+        for (const m of messages) {
+          published.push({
+            subject: m.subject,
+            msgId: m.msgId,
+            event: OffsetApplied.decode(m.payload),
+            kind: m.headers?.get('Offsetsync-Event') ?? '',
+          });
+        }
+        return Promise.resolve();
+      }),
+    counters,
+    activeGroups: new ActiveGroups(30_000),
+    backoff: { minMs: 100, maxMs: 1000 },
+    tracer: new BasicTracerProvider().getTracer('test'),
+    logger: pino({ level: 'silent' }),
+    onKafkaProblem: (error) => problems.push(error),
+    clock: options.clock ?? (() => NOW),
+  });
+  return { pipeline, store, cluster, published, counters, problems };
+}
+
+const key = (group = 'g', topic = 'orders', partition = 0) =>
+  names.linkKey('src', 'dst', { group, topic, partition });
+
+describe('CommitPipeline', () => {
+  it('commits an exact translation with the offsetsync mark, reports it, and acks after publishing', async () => {
+    const { pipeline, cluster, published, store, counters } = setup();
+    const message = translated({ version: v(7, 42), targetOffset: 120 });
+    await pipeline.handleBatch([message]);
+
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 120, metadata: markOf(v(7, 42)) });
+    expect(parseCommitMetadata(cluster.offsetOf('g', 'orders', 0)?.metadata)?.mark).toEqual({
+      origin: 'src',
+      offsetsPartition: 7,
+      offsetsOffset: 42,
+    });
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({
+      subject: names.applied('src', 'dst', { group: 'g', topic: 'orders', partition: 0 }),
+      msgId: 'src:dst:7:42:APPLIED',
+      kind: 'OffsetApplied',
+      event: {
+        outcome: ApplyOutcome.APPLY_OUTCOME_APPLIED,
+        targetOffset: 120,
+        exact: true,
+        version: v(7, 42),
+        appliedAtMs: NOW,
+        sourceCommitTimestampMs: NOW - 1000,
+      },
+    });
+    expect(message.settled).toBe('ack');
+    expect(store.entries.get(key())?.record).toMatchObject({ version: v(7, 42), targetOffset: 120 });
+    expect(counters.snapshot()).toEqual({ applied: 1 });
+  });
+
+  it('acks and counts pending and refused translations without committing or reporting them', async () => {
+    const { pipeline, cluster, published, counters } = setup();
+    const pending = translated({
+      version: v(0, 1),
+      targetOffset: -1,
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_PENDING,
+    });
+    const refused = translated({
+      version: v(0, 2),
+      targetOffset: -1,
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_REFUSED,
+    });
+    await pipeline.handleBatch([pending, refused]);
+    expect([pending.settled, refused.settled]).toEqual(['ack', 'ack']);
+    expect(cluster.commitCalls).toEqual([]);
+    expect(published).toEqual([]);
+    expect(counters.snapshot()).toEqual({ not_translated_pending: 1, not_translated_refused: 1 });
+  });
+
+  it('terminates what it cannot read', async () => {
+    const { pipeline, counters } = setup();
+    const garbage = new FakeMessage(new Uint8Array([0xff, 0xff, 0xff]));
+    const wrongKind = new FakeMessage(
+      translated({ version: v(0, 1), targetOffset: 1 }).data,
+      eventHeaders('OffsetCommitted'),
+    );
+    const noOffset = translated({ version: v(0, 1), targetOffset: -1 });
+    await pipeline.handleBatch([garbage, wrongKind, noOffset]);
+    expect([garbage.settled, wrongKind.settled, noOffset.settled]).toEqual(['term', 'term', 'term']);
+    expect(counters.snapshot()).toEqual({ malformed: 3 });
+  });
+
+  it('skips an older version delivered after a newer one and leaves the offset', async () => {
+    const { pipeline, cluster, published } = setup();
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 50 })]);
+    const old = translated({ version: v(1, 10), targetOffset: 80 });
+    await pipeline.handleBatch([old]);
+    expect(cluster.offsetOf('g', 'orders', 0)?.offset).toBe(50);
+    expect(cluster.commitCalls).toHaveLength(1);
+    expect(published[1]?.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_STALE_VERSION,
+      targetOffset: -1,
+    });
+    expect(published[1]?.msgId).toBe('src:dst:1:10:STALE_VERSION');
+    expect(old.settled).toBe('ack');
+  });
+
+  it('commits once per group with the newest translation per key, reporting the superseded ones first', async () => {
+    const { pipeline, cluster, published } = setup();
+    await pipeline.handleBatch([
+      translated({ version: v(1, 5), targetOffset: 10, partition: 0 }),
+      translated({ version: v(1, 9), targetOffset: 30, partition: 0 }),
+      translated({ version: v(1, 7), targetOffset: 20, partition: 0 }),
+      translated({ version: v(1, 8), targetOffset: 3, partition: 1 }),
+      translated({ version: v(2, 1), targetOffset: 4, group: 'other' }),
+    ]);
+    expect(cluster.commitCalls).toHaveLength(2);
+    expect(
+      cluster.commitCalls.find((c) => c.group === 'g')?.entries.map((e) => [e.partition, e.offset]),
+    ).toEqual([
+      [0, 30],
+      [1, 3],
+    ]);
+    expect(
+      published.map((p) => [
+        p.event.group,
+        p.event.partition,
+        p.event.version?.offsetsOffset,
+        p.event.skipReason,
+      ]),
+    ).toEqual([
+      ['g', 0, 5, SkipReason.SKIP_REASON_STALE_VERSION],
+      ['g', 0, 7, SkipReason.SKIP_REASON_STALE_VERSION],
+      ['g', 0, 9, SkipReason.SKIP_REASON_UNSPECIFIED],
+      ['g', 1, 8, SkipReason.SKIP_REASON_UNSPECIFIED],
+      ['other', 0, 1, SkipReason.SKIP_REASON_UNSPECIFIED],
+    ]);
+  });
+
+  it('applies a rewind', async () => {
+    const { pipeline, cluster } = setup();
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 500 })]);
+    await pipeline.handleBatch([translated({ version: v(1, 21), targetOffset: 10 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 10, metadata: markOf(v(1, 21)) });
+  });
+
+  it('reports a redelivery of an applied version without committing again', async () => {
+    const { pipeline, cluster, published, counters } = setup();
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);
+    const again = translated({ version: v(1, 20), targetOffset: 5 });
+    await pipeline.handleBatch([again]);
+    expect(cluster.commitCalls).toHaveLength(1);
+    expect(published.map((p) => p.msgId)).toEqual(['src:dst:1:20:APPLIED', 'src:dst:1:20:APPLIED']);
+    expect(again.settled).toBe('ack');
+    expect(counters.snapshot()).toEqual({ applied: 1, already_applied: 1 });
+  });
+
+  it('commits a reserved version again when a crash left it out of the target', async () => {
+    const { pipeline, cluster, store } = setup();
+    store.entries.set(key(), {
+      record: {
+        version: v(1, 20),
+        targetOffset: 5,
+        appliedAtMs: NOW - 10,
+        sourceCommitTimestampMs: NOW - 20,
+      },
+      revision: 1,
+    });
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 5, metadata: markOf(v(1, 20)) });
+  });
+
+  it('skips a group with live members, restores KV, and does not ask the broker again until the wait is over', async () => {
+    let now = NOW;
+    const { pipeline, cluster, store, published } = setup({ clock: () => now });
+    await pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 10 })]);
+    cluster.activeGroups.add('g');
+    const refused = translated({ version: v(1, 2), targetOffset: 20 });
+    await pipeline.handleBatch([refused]);
+    expect(refused.settled).toBe('ack');
+    expect(published[1]?.event).toMatchObject({
+      skipReason: SkipReason.SKIP_REASON_ACTIVE_ON_TARGET,
+      targetOffset: -1,
+    });
+    expect(store.entries.get(key())?.record).toMatchObject({ version: v(1, 1), targetOffset: 10 });
+    expect(cluster.offsetOf('g', 'orders', 0)?.offset).toBe(10);
+
+    const calls = cluster.commitCalls.length;
+    now += 10_000;
+    await pipeline.handleBatch([translated({ version: v(1, 3), targetOffset: 30 })]);
+    expect(cluster.commitCalls).toHaveLength(calls);
+    expect(published[2]?.event.skipReason).toBe(SkipReason.SKIP_REASON_ACTIVE_ON_TARGET);
+
+    cluster.activeGroups.delete('g');
+    now += 30_000;
+    await pipeline.handleBatch([translated({ version: v(1, 4), targetOffset: 40 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 40, metadata: markOf(v(1, 4)) });
+  });
+
+  it('naks with backoff on a transient failure and restores KV; reports a permanent one with its code', async () => {
+    const { pipeline, cluster, store, published, problems } = setup();
+    await pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 10 })]);
+
+    cluster.failNextCommit = () =>
+      new OffsetSyncError('coordinator loading', { code: ErrorCodes.KAFKA_BROKER_ERROR, retryable: true });
+    const transient = translated({ version: v(1, 2), targetOffset: 20 });
+    transient.info.redeliveryCount = 3;
+    await pipeline.handleBatch([transient]);
+    expect(transient.settled).toBe('nak');
+    expect(transient.nakDelayMs).toBe(400);
+    expect(store.entries.get(key())?.record?.version).toEqual(v(1, 1));
+    expect(published).toHaveLength(1);
+
+    cluster.failNextCommit = () =>
+      new OffsetSyncError('commitOffsets failed', {
+        code: ErrorCodes.KAFKA_BROKER_ERROR,
+        details: { brokerError: 'UNKNOWN_TOPIC_OR_PARTITION', brokerCode: 3 },
+      });
+    const permanent = translated({ version: v(1, 3), targetOffset: 30 });
+    await pipeline.handleBatch([permanent]);
+    expect(permanent.settled).toBe('ack');
+    expect(published[1]?.event).toMatchObject({ skipReason: SkipReason.SKIP_REASON_COMMIT_FAILED });
+    expect(published[1]?.event.detail).toContain('UNKNOWN_TOPIC_OR_PARTITION (3)');
+    expect(store.entries.get(key())?.record?.version).toEqual(v(1, 1));
+
+    cluster.failCalls = new OffsetSyncError('no broker', { code: ErrorCodes.KAFKA_UNREACHABLE });
+    const unreachable = translated({ version: v(1, 4), targetOffset: 40 });
+    await pipeline.handleBatch([unreachable]);
+    expect(unreachable.settled).toBe('nak');
+    expect(problems.at(-1)?.code).toBe('KAFKA_UNREACHABLE');
+
+    cluster.failCalls = undefined;
+    const later = translated({ version: v(1, 4), targetOffset: 40 });
+    await pipeline.handleBatch([later]);
+    expect(later.settled).toBe('ack');
+    expect(problems.at(-1)).toBeUndefined();
+    expect(cluster.offsetOf('g', 'orders', 0)?.offset).toBe(40);
+  });
+
+  it('removes a first reservation whose commit failed', async () => {
+    const { pipeline, cluster, store } = setup();
+    cluster.failNextCommit = () => new OffsetSyncError('down', { code: ErrorCodes.KAFKA_UNREACHABLE });
+    await pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 10 })]);
+    expect(store.entries.get(key())?.record).toBeUndefined();
+  });
+
+  it("keeps the application's own commit against older source commits and yields to a later one", async () => {
+    let now = NOW;
+    const { pipeline, cluster, store, published } = setup({ clock: () => now });
+    await pipeline.handleBatch([
+      translated({ version: v(1, 1), targetOffset: 10, sourceCommitTimestampMs: NOW - 5000 }),
+    ]);
+    // The application runs on the target and commits on its own.
+    cluster.setCommitted('g', 'orders', 0, 17, '');
+    await pipeline.handleBatch([
+      translated({ version: v(1, 2), targetOffset: 12, sourceCommitTimestampMs: NOW - 100 }),
+    ]);
+    expect(cluster.offsetOf('g', 'orders', 0)?.offset).toBe(17);
+    expect(published[1]?.event.skipReason).toBe(SkipReason.SKIP_REASON_TARGET_AHEAD);
+    expect(store.entries.get(key())?.record).toMatchObject({ version: v(1, 1), targetOwnedSinceMs: NOW });
+
+    now += 60_000;
+    await pipeline.handleBatch([
+      translated({ version: v(1, 3), targetOffset: 13, sourceCommitTimestampMs: NOW }),
+    ]);
+    expect(published[2]?.event.skipReason).toBe(SkipReason.SKIP_REASON_TARGET_AHEAD);
+    await pipeline.handleBatch([
+      translated({ version: v(1, 4), targetOffset: 14, sourceCommitTimestampMs: NOW + 1 }),
+    ]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 14, metadata: markOf(v(1, 4)) });
+    expect(store.entries.get(key())?.record?.targetOwnedSinceMs).toBeUndefined();
+  });
+
+  it('rejects without settling when the events cannot be published', async () => {
+    const { pipeline } = setup({
+      publish: () => Promise.reject(new OffsetSyncError('nats down', { code: ErrorCodes.NATS_UNREACHABLE })),
+    });
+    const message = translated({ version: v(1, 1), targetOffset: 10 });
+    await expect(pipeline.handleBatch([message])).rejects.toMatchObject({ code: 'NATS_UNREACHABLE' });
+    expect(message.settled).toBeUndefined();
+  });
+
+  it('writes the newer version last when an older commit overtakes it (two instances)', async () => {
+    // Instance A's commit of version 1 is held in flight until B has reserved and committed version 2.
+    let releaseA: (() => void) | undefined;
+    let aInFlight: (() => void) | undefined;
+    const aCommitSent = new Promise<void>((resolve) => (aInFlight = resolve));
+    const store = new MemoryStore();
+    const cluster = new FakeCluster();
+    const slowCluster: TargetCluster = {
+      fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
+      commitOffsets: async (group, entries) => {
+        if (releaseA === undefined) {
+          await new Promise<void>((resolve) => {
+            releaseA = resolve;
+            aInFlight?.();
+          });
+        }
+        return cluster.commitOffsets(group, entries);
+      },
+    };
+    const a = setup({ store, cluster, target: slowCluster });
+    const b = setup({ store, cluster });
+    const aDone = a.pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 100 })]);
+    await aCommitSent;
+    await b.pipeline.handleBatch([translated({ version: v(1, 2), targetOffset: 200 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)?.offset).toBe(200);
+    releaseA!();
+    await aDone;
+    expect(cluster.commitCalls.map((c) => c.entries[0]?.offset)).toEqual([200, 100, 200]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 200, metadata: markOf(v(1, 2)) });
+  });
+
+  it('converges on the newest version per key whatever the interleaving of two instances', async () => {
+    const translationsArb = fc.uniqueArray(
+      fc.record({ partition: fc.nat(1), offset: fc.nat(30), targetOffset: fc.nat(1000) }),
+      { minLength: 1, maxLength: 12, selector: (t) => t.offset },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        translationsArb,
+        fc.array(fc.tuple(fc.nat(11), fc.boolean(), fc.nat(3)), { minLength: 1, maxLength: 30 }),
+        async (s, translations, plan) => {
+          const defer: Defer = (effect) => s.schedule(Promise.resolve()).then(effect);
+          const store = new MemoryStore(defer);
+          const cluster = new FakeCluster(defer);
+          const instances = [setup({ store, cluster }), setup({ store, cluster })];
+          // Each translation is delivered at least once; the plan adds duplicates, routes each delivery to
+          // an instance and cuts the instances' streams into batches.
+          const deliveries = [
+            ...translations.map((t, i) => ({ t, instance: i % 2, cut: true })),
+            ...plan.map(([index, second, cut]) => ({
+              t: translations[index % translations.length]!,
+              instance: second ? 1 : 0,
+              cut: cut === 0,
+            })),
+          ];
+          const runs = instances.map(async (instance, n) => {
+            let batch: FakeMessage[] = [];
+            const batches: FakeMessage[][] = [];
+            for (const d of deliveries.filter((d) => d.instance === n)) {
+              batch.push(
+                translated({
+                  partition: d.t.partition,
+                  version: v(0, d.t.offset),
+                  targetOffset: d.t.targetOffset,
+                }),
+              );
+              if (d.cut) {
+                batches.push(batch);
+                batch = [];
+              }
+            }
+            if (batch.length > 0) batches.push(batch);
+            for (const b of batches) await instance.pipeline.handleBatch(b);
+          });
+          await s.waitFor(Promise.all(runs));
+          for (const partition of [0, 1]) {
+            const mine = translations.filter((t) => t.partition === partition);
+            if (mine.length === 0) continue;
+            const newest = mine.reduce((a, b) =>
+              compareVersions(v(0, b.offset), v(0, a.offset)) > 0 ? b : a,
+            );
+            expect(cluster.offsetOf('g', 'orders', partition)).toEqual({
+              offset: newest.targetOffset,
+              metadata: markOf(v(0, newest.offset)),
+            });
+            expect(store.entries.get(key('g', 'orders', partition))?.record?.version).toEqual(
+              v(0, newest.offset),
+            );
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

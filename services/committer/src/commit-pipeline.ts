@@ -1,0 +1,638 @@
+// What the committer does with one batch of translated events of one link (source -> target):
+//   decode -> keep the newest translation per key -> per consumer group: read the group's committed
+//   offsets on the target, decide and reserve each key in KV (compare-and-set), commit every reserved
+//   partition of the group in one OffsetCommit, restore the reservations whose commit failed, make sure
+//   the newest reserved version is the last one written to Kafka -> publish one OffsetApplied event per
+//   translation -> settle the inputs.
+// Inputs are acknowledged only after JetStream acknowledged the events (at-least-once); a crash at any
+// point leads to a redelivery, which the version check turns into a harmless repeat.
+import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { headers, type MsgHdrs } from 'nats';
+import {
+  ErrorCodes,
+  extractTraceContext,
+  formatCommitMetadata,
+  injectTraceContext,
+  isOffsetSyncError,
+  OffsetApplied,
+  OffsetSyncError,
+  OffsetTranslated,
+  TranslationOutcome,
+  type CommitAnswer,
+  type CommitEntry,
+  type CommittedOffset,
+  type Logger,
+  type Names,
+  type StreamMessage,
+  type Version,
+} from '@offsetsync/common';
+import type { ActiveGroups } from './active-groups.js';
+import {
+  appliedEvent,
+  appliedMessageId,
+  appliedSubject,
+  type AppliedOutcomeName,
+  type AppliedReport,
+} from './applied-events.js';
+import type { AppliedRecord } from './applied-record.js';
+import type { AppliedVersionsStore } from './applied-versions-store.js';
+import {
+  decideApply,
+  formatVersion,
+  holdsReservation,
+  newerReservation,
+  restoredRecord,
+  type ApplyDecision,
+  type TargetCommit,
+} from './apply-decision.js';
+import { classifyCommitError, classifyFailure, failureDetail } from './commit-result.js';
+import { mapWithConcurrency } from './concurrency.js';
+import type { CommitterOutcome, OutcomeCounters } from './outcome-counters.js';
+import { retryDelayMs, type BackoffSettings } from './retry-backoff.js';
+import { byGroup, coalesceByKey } from './translation-coalescer.js';
+
+/** The parts of a JetStream message the pipeline uses (JsMsg has them). */
+export interface InboundMessage {
+  readonly data: Uint8Array;
+  readonly headers: MsgHdrs | undefined;
+  readonly info: { readonly redeliveryCount: number };
+  ack(): void;
+  nak(millis?: number): void;
+  term(reason?: string): void;
+}
+
+/** The target cluster's group offsets (KafkaAdapter has these). */
+export interface TargetCluster {
+  fetchCommittedOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]>;
+  commitOffsets(groupId: string, entries: readonly CommitEntry[]): Promise<CommitAnswer[]>;
+}
+
+export interface CommitPipelineOptions {
+  names: Names;
+  /** Alias of the source cluster of the link. */
+  source: string;
+  /** Alias of the target cluster. */
+  target: string;
+  store: AppliedVersionsStore;
+  cluster: TargetCluster;
+  /** Publishes events and resolves once JetStream acknowledged all of them (publishAll). */
+  publish: (messages: StreamMessage[]) => Promise<unknown>;
+  counters: OutcomeCounters;
+  activeGroups: ActiveGroups;
+  /** Delay before a transiently failed event is delivered again. */
+  backoff: BackoffSettings;
+  tracer: Tracer;
+  logger: Logger;
+  /** Told after each Kafka call: undefined when the target answered, the error when it could not be reached. */
+  onKafkaProblem?: (error: OffsetSyncError | undefined) => void;
+  clock?: () => number;
+}
+
+/** Header naming the event type on every offsetsync stream message. */
+export const EVENT_HEADER = 'Offsetsync-Event';
+
+/** Consumer groups handled at once within a batch. */
+const GROUP_CONCURRENCY = 16;
+/** KV operations in flight at once within one group. */
+const KEY_CONCURRENCY = 32;
+/** Compare-and-set attempts on one key before the event is retried later. */
+const MAX_CAS_ATTEMPTS = 8;
+/** Rounds of the post-commit check (see ensureNewestCommittedLast). */
+const MAX_RECOMMIT_ROUNDS = 5;
+
+/** What became of one translation. */
+type Fate =
+  | { kind: 'report'; report: AppliedReport; counted: CommitterOutcome }
+  | { kind: 'retry'; error: OffsetSyncError };
+
+interface Item {
+  message: InboundMessage;
+  span: Span;
+  translation: OffsetTranslated;
+  version: Version;
+  /** The applied-versions KV key. */
+  key: string;
+  group: string;
+  fate?: Fate;
+}
+
+interface Reservation {
+  item: Item;
+  decision: ApplyDecision;
+  /** Set when the decision's record was written: the revision written and the record it replaced. */
+  written?: { revision: number; previous: AppliedRecord | undefined };
+}
+
+const COUNTED: Record<AppliedOutcomeName, CommitterOutcome> = {
+  APPLIED: 'applied',
+  STALE_VERSION: 'skipped_stale_version',
+  ACTIVE_ON_TARGET: 'skipped_active_on_target',
+  TARGET_AHEAD: 'skipped_target_ahead',
+  COMMIT_FAILED: 'skipped_commit_failed',
+};
+
+export class CommitPipeline {
+  private readonly clock: () => number;
+  /** Version of the most recent translation handled. */
+  lastVersion: Version | undefined;
+  /** When the last translation was handled (epoch ms); 0 before the first. */
+  lastEventAtMs = 0;
+
+  constructor(private readonly options: CommitPipelineOptions) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  /**
+   * Handles a batch and settles every message: acknowledged once its OffsetApplied event is stored (or at
+   * once when there is nothing to report), handed back with a delay after a transient failure, terminated
+   * when it cannot be read. Rejects when the events could not be published; the caller hands the batch
+   * back.
+   */
+  async handleBatch(messages: readonly InboundMessage[]): Promise<void> {
+    const items = messages.flatMap((message) => this.accept(message) ?? []);
+    try {
+      const { newest, superseded } = coalesceByKey(items);
+      const decidedAtMs = this.clock();
+      for (const { item, by } of superseded) {
+        item.fate = report(
+          'STALE_VERSION',
+          -1,
+          `superseded by version ${formatVersion(by.version)} in the same batch`,
+          decidedAtMs,
+        );
+      }
+      await mapWithConcurrency([...byGroup(newest)], GROUP_CONCURRENCY, ([group, groupItems]) =>
+        this.handleGroup(group, groupItems),
+      );
+      // The applied stream keeps the last event per key: the superseded ones go first, so the newest
+      // translation's outcome is what stays.
+      await this.publishReports(superseded.map(({ item }) => item));
+      await this.publishReports(newest);
+      this.settle(items);
+    } catch (error: unknown) {
+      for (const item of items) {
+        item.span.recordException(error instanceof Error ? error : String(error));
+        item.span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      throw error;
+    } finally {
+      for (const item of items) item.span.end();
+    }
+  }
+
+  /**
+   * Decodes one message. Returns the item when it carries a target offset to commit; settles it at once
+   * otherwise (not translated: acknowledged; unreadable: terminated).
+   */
+  private accept(message: InboundMessage): Item | undefined {
+    const span = this.options.tracer.startSpan(
+      'offsetsync.commit',
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: { 'offsetsync.source': this.options.source, 'offsetsync.target': this.options.target },
+      },
+      extractTraceContext(message.headers),
+    );
+    const kind = message.headers?.get(EVENT_HEADER) ?? '';
+    let translation: OffsetTranslated | undefined;
+    let problem: string | undefined;
+    if (kind !== '' && kind !== 'OffsetTranslated') problem = `event type ${kind}`;
+    else {
+      try {
+        translation = OffsetTranslated.decode(message.data);
+      } catch (error: unknown) {
+        problem = `undecodable OffsetTranslated: ${error instanceof Error ? error.message : String(error)}`;
+      }
+    }
+    if (translation !== undefined) {
+      span.setAttributes({
+        'offsetsync.group': translation.group,
+        'offsetsync.topic': translation.topic,
+        'offsetsync.partition': translation.partition,
+        'offsetsync.version': formatVersion(translation.version),
+      });
+      problem = this.validate(translation);
+    }
+    if (problem !== undefined || translation === undefined) {
+      this.finishEarly(span, message, 'malformed', problem ?? 'no event');
+      return undefined;
+    }
+    switch (translation.outcome) {
+      case TranslationOutcome.TRANSLATION_OUTCOME_PENDING:
+        this.finishEarly(span, message, 'not_translated_pending');
+        this.noteHandled(translation.version);
+        return undefined;
+      case TranslationOutcome.TRANSLATION_OUTCOME_REFUSED:
+        this.finishEarly(span, message, 'not_translated_refused');
+        this.noteHandled(translation.version);
+        return undefined;
+      default:
+        break;
+    }
+    const version = translation.version!;
+    return {
+      message,
+      span,
+      translation,
+      version,
+      group: translation.group,
+      key: this.options.names.linkKey(this.options.source, this.options.target, translation),
+    };
+  }
+
+  /** Why a decoded translation cannot be handled, or undefined when it can. */
+  private validate(t: OffsetTranslated): string | undefined {
+    if (t.sourceCluster !== this.options.source || t.targetCluster !== this.options.target) {
+      return `link ${t.sourceCluster} -> ${t.targetCluster} is not ${this.options.source} -> ${this.options.target}`;
+    }
+    if (t.version === undefined) return 'no version';
+    if (t.topic === '' || !Number.isInteger(t.partition) || t.partition < 0) return 'no topic partition';
+    switch (t.outcome) {
+      case TranslationOutcome.TRANSLATION_OUTCOME_EXACT:
+      case TranslationOutcome.TRANSLATION_OUTCOME_INEXACT:
+        return t.targetOffset >= 0 ? undefined : `target offset ${t.targetOffset}`;
+      case TranslationOutcome.TRANSLATION_OUTCOME_PENDING:
+      case TranslationOutcome.TRANSLATION_OUTCOME_REFUSED:
+        return undefined;
+      default:
+        return `translation outcome ${String(t.outcome)}`;
+    }
+  }
+
+  private finishEarly(
+    span: Span,
+    message: InboundMessage,
+    outcome: CommitterOutcome,
+    problem?: string,
+  ): void {
+    span.setAttribute('offsetsync.outcome', outcome);
+    if (problem === undefined) {
+      message.ack();
+    } else {
+      // Redelivering a message that cannot be read would never help.
+      this.options.logger.warn({ problem }, 'terminating an unusable translated event');
+      span.setStatus({ code: SpanStatusCode.ERROR, message: problem });
+      message.term(problem);
+    }
+    span.end();
+    this.options.counters.add(outcome);
+  }
+
+  private async handleGroup(group: string, items: Item[]): Promise<void> {
+    const now = this.clock();
+    const waitingUntil = this.options.activeGroups.waitingUntil(group, now);
+    if (waitingUntil !== undefined) {
+      for (const item of items) {
+        item.fate = report(
+          'ACTIVE_ON_TARGET',
+          -1,
+          `the group has live members on the target; the next commit is tried after ${new Date(waitingUntil).toISOString()}`,
+          now,
+        );
+      }
+      return;
+    }
+
+    let committed: CommittedOffset[];
+    try {
+      committed = await this.options.cluster.fetchCommittedOffsets(group, [
+        ...new Set(items.map((i) => i.translation.topic)),
+      ]);
+      this.options.onKafkaProblem?.(undefined);
+    } catch (error: unknown) {
+      this.groupFailed(group, items, error);
+      return;
+    }
+    const commitOf = new Map(committed.map((c) => [partitionKey(c.topic, c.partition), c]));
+
+    const reservations: Reservation[] = [];
+    await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {
+      try {
+        const target = commitOf.get(partitionKey(item.translation.topic, item.translation.partition));
+        reservations.push(await this.reserve(item, target));
+      } catch (error: unknown) {
+        this.options.logger.warn(
+          { err: error, key: item.key },
+          'could not reserve the version in KV; will retry',
+        );
+        item.fate = { kind: 'retry', error: asRetryable(error) };
+      }
+    });
+
+    const toCommit: (Reservation & { decision: { kind: 'apply' } })[] = [];
+    for (const r of reservations) {
+      const { decision } = r;
+      switch (decision.kind) {
+        case 'skip':
+          r.item.fate = report(decision.reason, -1, decision.detail, now);
+          break;
+        case 'already-applied':
+          r.item.fate = {
+            kind: 'report',
+            counted: 'already_applied',
+            report: {
+              outcome: 'APPLIED',
+              targetOffset: decision.record.targetOffset,
+              detail: 'already committed on the target (redelivered)',
+              appliedAtMs: decision.record.appliedAtMs,
+            },
+          };
+          break;
+        case 'apply':
+          toCommit.push({ ...r, decision });
+          break;
+      }
+    }
+    if (toCommit.length === 0) return;
+
+    let answers: CommitAnswer[];
+    try {
+      answers = await this.options.cluster.commitOffsets(
+        group,
+        toCommit.map(({ item, decision }) => this.commitEntry(item, decision.record)),
+      );
+      this.options.onKafkaProblem?.(undefined);
+    } catch (error: unknown) {
+      await mapWithConcurrency(toCommit, KEY_CONCURRENCY, (r) => this.restore(r));
+      this.groupFailed(
+        group,
+        toCommit.map((r) => r.item),
+        error,
+      );
+      return;
+    }
+    const appliedAtMs = this.clock();
+
+    const failed: Reservation[] = [];
+    const applied: (Reservation & { decision: { kind: 'apply' } })[] = [];
+    let refusal: string | undefined;
+    toCommit.forEach((r, i) => {
+      const error = answers[i]?.error;
+      const result = classifyCommitError(error);
+      switch (result.kind) {
+        case 'committed':
+          r.item.fate = report('APPLIED', r.decision.record.targetOffset, '', appliedAtMs);
+          this.options.counters.recordLag(appliedAtMs, r.item.translation.sourceCommitTimestampMs, {
+            source: this.options.source,
+            target: this.options.target,
+          });
+          applied.push(r);
+          return;
+        case 'active':
+          refusal ??= error?.message ?? 'the group has live members';
+          r.item.fate = report(
+            'ACTIVE_ON_TARGET',
+            -1,
+            'the group has live members on the target; the broker refuses commits from outside the group',
+            appliedAtMs,
+          );
+          break;
+        case 'retry':
+          r.item.fate = { kind: 'retry', error: result.error };
+          break;
+        case 'failed':
+          r.item.fate = report('COMMIT_FAILED', -1, result.detail, appliedAtMs);
+          break;
+      }
+      failed.push(r);
+    });
+    if (refusal !== undefined) {
+      this.options.activeGroups.refused(group, now);
+      // Once per group per wait period: until then the group's events are skipped without asking the broker.
+      this.options.logger.warn(
+        { group },
+        'group has live members on the target; its offsets are not committed until it is empty and the source commits again',
+      );
+    }
+    // A failed commit must not be remembered as applied.
+    await mapWithConcurrency(failed, KEY_CONCURRENCY, (r) => this.restore(r));
+    await this.ensureNewestCommittedLast(group, applied);
+  }
+
+  /**
+   * Reads the key's record, decides, and writes the decision's record with compare-and-set. A concurrent
+   * writer (another committer instance) makes the write fail: read and decide again.
+   */
+  private async reserve(item: Item, targetCommit: TargetCommit | undefined): Promise<Reservation> {
+    const translation = {
+      version: item.version,
+      targetOffset: item.translation.targetOffset,
+      sourceCommitTimestampMs: item.translation.sourceCommitTimestampMs,
+    };
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const entry = await this.options.store.read(item.key);
+      if (entry.unreadable !== undefined) {
+        this.options.logger.warn(
+          { err: entry.unreadable, key: item.key },
+          'unreadable applied-versions record; replacing it',
+        );
+      }
+      const decision = decideApply({
+        source: this.options.source,
+        translation,
+        stored: entry.record,
+        targetCommit,
+        nowMs: this.clock(),
+      });
+      const toWrite =
+        decision.kind === 'apply'
+          ? decision.reserve
+            ? decision.record
+            : undefined
+          : decision.kind === 'skip'
+            ? decision.record
+            : undefined;
+      if (toWrite === undefined) return { item, decision };
+      const revision = await this.options.store.write(item.key, toWrite, entry.revision);
+      if (revision !== undefined) return { item, decision, written: { revision, previous: entry.record } };
+    }
+    throw new OffsetSyncError(
+      `applied-versions key ${item.key} kept changing (${MAX_CAS_ATTEMPTS} attempts)`,
+      {
+        code: ErrorCodes.INTERNAL,
+        retryable: true,
+        details: { key: item.key },
+      },
+    );
+  }
+
+  /**
+   * Puts back the record a reservation replaced, after its Kafka commit failed. Only while KV still
+   * holds that reservation: a newer version reserved meanwhile by another instance stays.
+   */
+  private async restore(r: Reservation): Promise<void> {
+    if (r.written === undefined || r.decision.kind !== 'apply') return;
+    const reserved = r.decision.record;
+    let current: AppliedRecord | undefined = reserved;
+    let revision = r.written.revision;
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      if (!holdsReservation(current, reserved)) return;
+      const restored = restoredRecord(r.written.previous, current);
+      const done =
+        restored === undefined
+          ? await this.options.store.remove(r.item.key, revision)
+          : (await this.options.store.write(r.item.key, restored, revision)) !== undefined;
+      if (done) return;
+      ({ record: current, revision } = await this.options.store.read(r.item.key));
+    }
+    this.options.logger.warn(
+      { key: r.item.key },
+      'could not restore the applied-versions record after a failed commit',
+    );
+  }
+
+  /**
+   * The race this closes: instance A reserves version 1 of a key, instance B then reserves version 2 and
+   * commits it, and only then does A's commit of version 1 reach the broker. Both commits succeed, and
+   * the target ends on the older offset although KV says version 2. Reservations are ordered by the
+   * compare-and-set, commits are not. So every instance, after its commit returned, reads the key again:
+   * when a newer version was reserved in the meantime, that version's offset is committed again, so the
+   * last write to Kafka is always the newest reserved version. (Whoever reserved the newest version
+   * reserved it before that version's own commit; any older commit that lands later is followed by its
+   * committer's check, which then sees the newest version and writes it once more.) A position the
+   * target owns is left alone.
+   */
+  private async ensureNewestCommittedLast(
+    group: string,
+    applied: readonly (Reservation & { decision: { kind: 'apply' } })[],
+  ): Promise<void> {
+    let watched = applied.map((r) => ({ item: r.item, version: r.decision.record.version! }));
+    try {
+      for (let round = 0; round < MAX_RECOMMIT_ROUNDS && watched.length > 0; round++) {
+        const newer = (
+          await mapWithConcurrency(watched, KEY_CONCURRENCY, async (w) => {
+            const { record } = await this.options.store.read(w.item.key);
+            const newest = newerReservation(record, w.version);
+            return newest === undefined ? undefined : { item: w.item, record: newest };
+          })
+        ).filter((n) => n !== undefined);
+        if (newer.length === 0) return;
+        this.options.logger.debug(
+          { group, keys: newer.length },
+          'newer versions were reserved while committing; committing them again so they are written last',
+        );
+        const answers = await this.options.cluster.commitOffsets(
+          group,
+          newer.map((n) => this.commitEntry(n.item, n.record)),
+        );
+        watched = newer
+          .filter((_, i) => answers[i]?.error === undefined)
+          .map((n) => ({ item: n.item, version: n.record.version! }));
+      }
+      if (watched.length > 0) {
+        this.options.logger.warn(
+          { group, keys: watched.length },
+          'versions kept changing after the commit; the next source commit settles them',
+        );
+      }
+    } catch (error: unknown) {
+      // The commit itself succeeded and is reported; the instance that reserved the newer version, or the
+      // next source commit, brings the target to the newest version.
+      this.options.logger.warn({ err: error, group }, 'post-commit check failed');
+    }
+  }
+
+  private commitEntry(item: Item, record: AppliedRecord): CommitEntry {
+    const version = record.version!;
+    return {
+      topic: item.translation.topic,
+      partition: item.translation.partition,
+      offset: record.targetOffset,
+      metadata: formatCommitMetadata(
+        {
+          origin: this.options.source,
+          offsetsPartition: version.offsetsPartition,
+          offsetsOffset: version.offsetsOffset,
+        },
+        '',
+      ),
+    };
+  }
+
+  /** A Kafka call for the whole group failed: retry its items later, or report them. */
+  private groupFailed(group: string, items: readonly Item[], error: unknown): void {
+    const result = classifyFailure(error);
+    if (isOffsetSyncError(error) && error.code === ErrorCodes.KAFKA_UNREACHABLE)
+      this.options.onKafkaProblem?.(error);
+    const now = this.clock();
+    for (const item of items) {
+      if (result.kind === 'retry') item.fate = { kind: 'retry', error: result.error };
+      else if (result.kind === 'active')
+        item.fate = report('ACTIVE_ON_TARGET', -1, failureDetail(error), now);
+      else item.fate = report('COMMIT_FAILED', -1, result.detail, now);
+    }
+    this.options.logger.warn(
+      { err: error, group, events: items.length, retry: result.kind === 'retry' },
+      result.kind === 'retry'
+        ? 'target cluster call failed; the events will be retried'
+        : 'target cluster call failed',
+    );
+  }
+
+  private async publishReports(items: readonly Item[]): Promise<void> {
+    const messages: StreamMessage[] = [];
+    for (const item of items) {
+      if (item.fate?.kind !== 'report') continue;
+      const hdrs = headers();
+      hdrs.set(EVENT_HEADER, 'OffsetApplied');
+      injectTraceContext(hdrs, trace.setSpan(context.active(), item.span));
+      messages.push({
+        subject: appliedSubject(this.options.names, item.translation),
+        payload: OffsetApplied.encode(appliedEvent(item.translation, item.fate.report)).finish(),
+        msgId: appliedMessageId(
+          this.options.source,
+          this.options.target,
+          item.version,
+          item.fate.report.outcome,
+        ),
+        headers: hdrs,
+      });
+    }
+    if (messages.length > 0) await this.options.publish(messages);
+  }
+
+  private settle(items: readonly Item[]): void {
+    for (const item of items) {
+      const fate = item.fate;
+      if (fate === undefined) throw new Error(`no outcome for ${item.key}`);
+      if (fate.kind === 'report') {
+        item.message.ack();
+        item.span.setAttribute('offsetsync.outcome', fate.counted);
+        if (fate.report.detail !== '') item.span.setAttribute('offsetsync.detail', fate.report.detail);
+        this.options.counters.add(fate.counted);
+      } else {
+        item.message.nak(retryDelayMs(item.message.info.redeliveryCount, this.options.backoff));
+        item.span.setAttribute('offsetsync.outcome', 'retried');
+        item.span.recordException(fate.error);
+        this.options.counters.add('retried');
+      }
+      this.noteHandled(item.version);
+    }
+  }
+
+  private noteHandled(version: Version | undefined): void {
+    if (version !== undefined) this.lastVersion = version;
+    this.lastEventAtMs = this.clock();
+  }
+}
+
+function report(outcome: AppliedOutcomeName, targetOffset: number, detail: string, atMs: number): Fate {
+  return {
+    kind: 'report',
+    counted: COUNTED[outcome],
+    report: { outcome, targetOffset, detail, appliedAtMs: atMs },
+  };
+}
+
+function partitionKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+function asRetryable(error: unknown): OffsetSyncError {
+  if (isOffsetSyncError(error) && error.retryable) return error;
+  return new OffsetSyncError('applied-versions store failed', {
+    code: ErrorCodes.NATS_UNREACHABLE,
+    retryable: true,
+    cause: error,
+  });
+}

@@ -1,0 +1,192 @@
+// The committer worker: for each link whose target it serves, a durable pull consumer of translated
+// offsets whose batches go through the commit pipeline; one Kafka adapter for the target cluster.
+import {
+  BatchConsumer,
+  ErrorCodes,
+  isOffsetSyncError,
+  KafkaAdapter,
+  Progress,
+  provisionDurableConsumer,
+  provisionKvBucket,
+  publishAll,
+  type CommitterConfig,
+  type HeartbeatState,
+  type OffsetSyncError,
+  type Problem,
+  type ServiceContext,
+  type ServiceWorker,
+} from '@offsetsync/common';
+import type { JsMsg } from 'nats';
+import { ActiveGroups } from './active-groups.js';
+import { KvAppliedVersionsStore } from './applied-versions-store.js';
+import { CommitPipeline } from './commit-pipeline.js';
+import { OutcomeCounters } from './outcome-counters.js';
+import { retryDelayMs } from './retry-backoff.js';
+
+/** Events handed out and not yet settled, across all instances sharing a link's durable consumer. */
+const MAX_ACK_PENDING = 10_000;
+/** OffsetApplied events in flight at once while publishing a batch's events. */
+const PUBLISH_CONCURRENCY = 256;
+
+/** Name of the durable consumer the committers of one link share. */
+export function durableName(source: string, target: string): string {
+  return `committer-${source}-${target}`;
+}
+
+export class Committer implements ServiceWorker {
+  private readonly settings: CommitterConfig;
+  private readonly adapter: KafkaAdapter;
+  private readonly counters: OutcomeCounters;
+  private readonly activeGroups: ActiveGroups;
+  private readonly sources: string[];
+  private readonly pipelines: CommitPipeline[] = [];
+  private readonly consumers: BatchConsumer[] = [];
+  private readonly problems = new Map<string, Problem>();
+  private connectionWatch: Promise<void> | undefined;
+  private stopping = false;
+  private wakeWatch: (() => void) | undefined;
+  readonly heartbeat: HeartbeatState;
+
+  constructor(private readonly context: ServiceContext) {
+    const settings = context.config.committer;
+    if (settings === undefined) throw new Error('the committer needs the committer section of the config');
+    const cluster = context.config.clusters[settings.target];
+    if (cluster === undefined) throw new Error(`cluster '${settings.target}' is not configured`);
+    this.settings = settings;
+    this.adapter = new KafkaAdapter({
+      cluster,
+      clientId: cluster.clientId ?? `offsetsync-committer-${context.config.instance.id}`,
+      logger: context.logger,
+    });
+    this.counters = new OutcomeCounters(context.telemetry.meter);
+    this.activeGroups = new ActiveGroups(settings.activeGroupRetryMs);
+    this.sources = [
+      ...new Set(context.config.links.filter((l) => l.target === settings.target).map((l) => l.source)),
+    ];
+    this.heartbeat = {
+      progress: () => {
+        const handled = this.pipelines.filter((p) => p.lastEventAtMs > 0);
+        const latest = handled.reduce<CommitPipeline | undefined>(
+          (a, p) => (a === undefined || p.lastEventAtMs > a.lastEventAtMs ? p : a),
+          undefined,
+        );
+        return Progress.fromPartial({
+          lastVersion: latest?.lastVersion,
+          eventsByOutcome: this.counters.snapshot(),
+          pending: 0,
+          lastEventAtMs: latest?.lastEventAtMs ?? 0,
+        });
+      },
+      problems: () => [...this.problems.values()],
+    };
+  }
+
+  async start(): Promise<void> {
+    const { config, names, nats, logger, telemetry } = this.context;
+    const js = nats.jetstream();
+    const jsm = await nats.jetstreamManager();
+    const kv = await provisionKvBucket(js, names.bucket('applied-versions'), config.nats.streamReplicas);
+    const store = new KvAppliedVersionsStore(kv);
+    // Reaching the target is checked in the background: an unreachable cluster is reported in heartbeats
+    // and retried, never a reason to exit.
+    this.connectionWatch = this.watchConnection();
+    const target = this.settings.target;
+    const stream = names.stream('translated');
+    for (const source of this.sources) {
+      const durable = durableName(source, target);
+      const action = await provisionDurableConsumer(jsm, {
+        stream,
+        durable,
+        filterSubject: names.translatedFilter(source, target),
+        ackWaitMs: this.settings.ackWaitMs,
+        maxAckPending: MAX_ACK_PENDING,
+      });
+      logger.info({ durable, stream, action }, 'durable consumer provisioned');
+      const pipeline = new CommitPipeline({
+        names,
+        source,
+        target,
+        store,
+        cluster: this.adapter,
+        publish: (messages) => publishAll(js, messages, { concurrency: PUBLISH_CONCURRENCY }),
+        counters: this.counters,
+        activeGroups: this.activeGroups,
+        backoff: { minMs: this.settings.retryBackoffMinMs, maxMs: this.settings.retryBackoffMaxMs },
+        tracer: telemetry.tracer,
+        logger: logger.child({ source, target }),
+        onKafkaProblem: (error) => this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, error),
+      });
+      const consumer = new BatchConsumer({
+        js,
+        stream,
+        durable,
+        maxBatch: this.settings.maxBatch,
+        handle: (messages) => this.handle(pipeline, messages),
+        logger,
+        retryDelayMs: this.settings.retryBackoffMinMs,
+      });
+      await consumer.start();
+      this.pipelines.push(pipeline);
+      this.consumers.push(consumer);
+    }
+    logger.info({ target, sources: this.sources }, 'committer started');
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wakeWatch?.();
+    await Promise.all(this.consumers.map((consumer) => consumer.stop()));
+    await this.connectionWatch;
+    await this.adapter.disconnect();
+  }
+
+  private async handle(pipeline: CommitPipeline, messages: JsMsg[]): Promise<void> {
+    try {
+      await pipeline.handleBatch(messages);
+      this.setProblem(ErrorCodes.NATS_UNREACHABLE, undefined);
+    } catch (error: unknown) {
+      if (isOffsetSyncError(error) && error.code === ErrorCodes.NATS_UNREACHABLE) {
+        this.setProblem(ErrorCodes.NATS_UNREACHABLE, error);
+      }
+      throw error;
+    }
+  }
+
+  /** Connects to the target until it answers, reporting KAFKA_UNREACHABLE meanwhile. */
+  private async watchConnection(): Promise<void> {
+    for (let attempt = 1; !this.stopping; attempt++) {
+      try {
+        await this.adapter.connect();
+        this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, undefined);
+        return;
+      } catch (error: unknown) {
+        if (this.stopping) return;
+        const delayMs = retryDelayMs(attempt, {
+          minMs: this.settings.retryBackoffMinMs,
+          maxMs: this.settings.retryBackoffMaxMs,
+        });
+        if (isOffsetSyncError(error)) this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, error);
+        if (attempt === 1) {
+          this.context.logger.warn({ err: error, delayMs }, 'cannot reach the target cluster; retrying');
+        }
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, delayMs);
+          this.wakeWatch = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    }
+  }
+
+  private setProblem(code: string, error: OffsetSyncError | undefined): void {
+    if (error === undefined) {
+      this.problems.delete(code);
+      return;
+    }
+    const since = this.problems.get(code)?.sinceMs ?? Date.now();
+    const detail = error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
+    this.problems.set(code, { code, detail, sinceMs: since });
+  }
+}

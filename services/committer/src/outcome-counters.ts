@@ -1,0 +1,54 @@
+// Counts what the committer did with each translated event, for heartbeats and metrics, and records
+// the end-to-end lag of applied offsets.
+import type { Counter, Histogram, Meter } from '@opentelemetry/api';
+
+export type CommitterOutcome =
+  | 'applied'
+  /** A redelivered version that the target already holds; reported again, not committed again. */
+  | 'already_applied'
+  | 'skipped_stale_version'
+  | 'skipped_active_on_target'
+  | 'skipped_target_ahead'
+  | 'skipped_commit_failed'
+  | 'not_translated_pending'
+  | 'not_translated_refused'
+  /** Handed back to JetStream to be tried again after a transient failure. */
+  | 'retried'
+  /** Not a decodable OffsetTranslated for this committer's link; terminated. */
+  | 'malformed';
+
+export class OutcomeCounters {
+  private readonly counts = new Map<string, number>();
+  private readonly events: Counter;
+  private readonly lag: Histogram;
+
+  constructor(meter: Meter) {
+    this.events = meter.createCounter('offsetsync_committer_events', {
+      description: 'Translated offsets handled by the committer, by outcome.',
+    });
+    this.lag = meter.createHistogram('offsetsync_end_to_end_lag_ms', {
+      description: 'Time from the commit on the source to the commit of its translation on the target.',
+      unit: 'ms',
+    });
+  }
+
+  add(outcome: CommitterOutcome, count = 1): void {
+    if (count === 0) return;
+    this.counts.set(outcome, (this.counts.get(outcome) ?? 0) + count);
+    this.events.add(count, { outcome });
+  }
+
+  /** Records the lag of one applied offset; ignores events without a source commit time. */
+  recordLag(
+    appliedAtMs: number,
+    sourceCommitTimestampMs: number,
+    attributes: { source: string; target: string },
+  ): void {
+    if (sourceCommitTimestampMs <= 0) return;
+    this.lag.record(Math.max(0, appliedAtMs - sourceCommitTimestampMs), attributes);
+  }
+
+  snapshot(): Record<string, number> {
+    return Object.fromEntries(this.counts);
+  }
+}

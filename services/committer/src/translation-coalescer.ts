@@ -1,0 +1,47 @@
+// Within one batch only the newest translation per key is worth committing; the older ones are reported
+// as stale. The survivors are grouped per consumer group, because the target takes one OffsetCommit per
+// group. Pure.
+import type { Version } from '@offsetsync/common';
+import { compareVersions } from './apply-decision.js';
+
+/** The identity and version of one translation in a batch. */
+export interface Keyed {
+  /** The applied-versions KV key (link + group partition). */
+  key: string;
+  group: string;
+  version: Version;
+}
+
+export interface Coalesced<T extends Keyed> {
+  /** The newest translation of each key, in order of first appearance of the key. */
+  newest: T[];
+  /** Every other translation, with the one that superseded it. */
+  superseded: { item: T; by: T }[];
+}
+
+/** Keeps the newest translation per key; of equal versions the first one seen. */
+export function coalesceByKey<T extends Keyed>(items: readonly T[]): Coalesced<T> {
+  const newestByKey = new Map<string, T>();
+  for (const item of items) {
+    const current = newestByKey.get(item.key);
+    if (current === undefined || compareVersions(item.version, current.version) > 0)
+      newestByKey.set(item.key, item);
+  }
+  const superseded: { item: T; by: T }[] = [];
+  for (const item of items) {
+    const newest = newestByKey.get(item.key)!;
+    if (newest !== item) superseded.push({ item, by: newest });
+  }
+  return { newest: [...newestByKey.values()], superseded };
+}
+
+/** Groups items by consumer group, keeping their order within each group. */
+export function byGroup<T extends { group: string }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(item.group);
+    if (list === undefined) groups.set(item.group, [item]);
+    else list.push(item);
+  }
+  return groups;
+}

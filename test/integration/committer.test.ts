@@ -1,0 +1,484 @@
+// The committer against the real target cluster and nats-server, run as separate processes. The tests
+// publish the OffsetTranslated events themselves, as a translator would.
+import { headers, type JetStreamClient, type JetStreamManager } from 'nats';
+import pino from 'pino';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import {
+  ApplyOutcome,
+  formatCommitMetadata,
+  KafkaAdapter,
+  Names,
+  OffsetApplied,
+  OffsetTranslated,
+  parseCommitMetadata,
+  publishAll,
+  ServiceRole,
+  SkipReason,
+  TranslationOutcome,
+  type GroupPartition,
+  type StreamMessage,
+  type Version,
+} from '@offsetsync/common';
+import { freePort } from '../infra/free-port.js';
+import { waitFor } from '../infra/wait.js';
+import { testConfig } from '../support/config.js';
+import { heartbeats, lastOnSubject, natsConnection } from '../support/jetstream.js';
+import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
+import { uniqueName } from '../support/names.js';
+import { startService } from '../support/service-process.js';
+
+const testbed = inject('testbed');
+const quiet = pino({ level: 'silent' });
+
+interface Translation {
+  key: GroupPartition;
+  version: Version;
+  targetOffset: number;
+  sourceCommitTimestampMs?: number;
+  outcome?: TranslationOutcome;
+}
+
+async function targetAdapter(): Promise<KafkaAdapter> {
+  const adapter = new KafkaAdapter({
+    cluster: {
+      bootstrapServers: [testbed.target.bootstrapServers],
+      connectionTimeoutMs: 3000,
+      requestTimeoutMs: 10_000,
+    },
+    clientId: 'committer-test',
+    logger: quiet,
+  });
+  await adapter.connect();
+  onTestFinished(() => adapter.disconnect());
+  return adapter;
+}
+
+async function createTargetTopic(partitions: number, records = 0): Promise<string> {
+  const topic = uniqueName('com-topic');
+  const kafka = kafkaClient(testbed.target.bootstrapServers);
+  const admin = await connectedAdmin(kafka);
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
+  if (records > 0) {
+    const producer = kafka.producer();
+    await producer.connect();
+    onTestFinished(() => producer.disconnect());
+    for (let partition = 0; partition < partitions; partition++) {
+      await producer.send({
+        topic,
+        messages: Array.from({ length: records }, (_, i) => ({ value: `record-${i}`, partition })),
+      });
+    }
+  }
+  return topic;
+}
+
+/** A committer config for the test bed; its own subject prefix, so its streams and KV are private. */
+function committerConfig(committer: Record<string, unknown> = {}) {
+  const config = testConfig(testbed, {
+    committer: { target: 'target', activeGroupRetryMs: '1s', ackWaitMs: '2s', ...committer },
+  });
+  return { config, names: new Names(config.nats.subjectPrefix) };
+}
+
+async function jetstream(): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
+  const nc = await natsConnection(testbed.nats.url);
+  return { js: nc.jetstream(), jsm: await nc.jetstreamManager() };
+}
+
+async function committersRunning(jsm: JetStreamManager, names: Names, count: number): Promise<void> {
+  await waitFor(
+    `${count} committer heartbeat(s) without problems`,
+    async () => {
+      const beats = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_COMMITTER).catch(() => []);
+      return beats.length >= count && beats.every((b) => b.problems.length === 0) ? true : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
+}
+
+function translatedMessage(
+  names: Names,
+  t: Translation,
+  msgId?: string,
+  traceparent?: string,
+): StreamMessage {
+  const hdrs = headers();
+  hdrs.set('Offsetsync-Event', 'OffsetTranslated');
+  if (traceparent !== undefined) hdrs.set('traceparent', traceparent);
+  return {
+    subject: names.translated('source', 'target', t.key),
+    payload: OffsetTranslated.encode(
+      OffsetTranslated.fromPartial({
+        sourceCluster: 'source',
+        targetCluster: 'target',
+        ...t.key,
+        sourceOffset: t.targetOffset + 1000,
+        targetOffset: t.targetOffset,
+        outcome: t.outcome ?? TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
+        version: t.version,
+        sourceCommitTimestampMs: t.sourceCommitTimestampMs ?? Date.now() - 1000,
+        translatedAtMs: Date.now(),
+      }),
+    ).finish(),
+    msgId: msgId ?? `source:target:${t.version.offsetsPartition}:${t.version.offsetsOffset}`,
+    headers: hdrs,
+  };
+}
+
+async function publishTranslated(js: JetStreamClient, names: Names, translations: readonly Translation[]) {
+  await publishAll(
+    js,
+    translations.map((t) => translatedMessage(names, t)),
+    { concurrency: 64 },
+  );
+}
+
+/** Waits for the OffsetApplied event of `version` on the key's subject. */
+async function appliedEventFor(jsm: JetStreamManager, names: Names, key: GroupPartition, version: Version) {
+  return waitFor(
+    `the OffsetApplied event of version ${version.offsetsPartition}:${version.offsetsOffset}`,
+    async () => {
+      const message = await lastOnSubject(
+        jsm,
+        names.stream('applied'),
+        names.applied('source', 'target', key),
+      );
+      if (message === undefined) return undefined;
+      const event = OffsetApplied.decode(message.data);
+      return event.version?.offsetsPartition === version.offsetsPartition &&
+        event.version.offsetsOffset === version.offsetsOffset
+        ? { event, headers: message.headers }
+        : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 20 },
+  );
+}
+
+async function committedOn(adapter: KafkaAdapter, key: GroupPartition) {
+  const offsets = await adapter.fetchCommittedOffsets(key.group, [key.topic]);
+  return offsets.find((o) => o.partition === key.partition);
+}
+
+const markOf = (version: Version) =>
+  formatCommitMetadata(
+    { origin: 'source', offsetsPartition: version.offsetsPartition, offsetsOffset: version.offsetsOffset },
+    '',
+  );
+
+/** Waits until every key's committed offset on the target is `expected`'s offset with its version's mark. */
+async function converged(adapter: KafkaAdapter, expected: readonly Translation[], timeoutMs = 60_000) {
+  await waitFor(
+    'the target to hold the newest version of every key',
+    async () => {
+      const groups = [...new Set(expected.map((t) => t.key.group))];
+      const committed = new Map<string, { offset: number; metadata: string | null }>();
+      for (const group of groups) {
+        for (const c of await adapter.fetchCommittedOffsets(group))
+          committed.set(`${group}/${c.topic}/${c.partition}`, c);
+      }
+      const done = expected.every((t) => {
+        const c = committed.get(`${t.key.group}/${t.key.topic}/${t.key.partition}`);
+        return c?.offset === t.targetOffset && c.metadata === markOf(t.version);
+      });
+      return done ? true : undefined;
+    },
+    { timeoutMs, intervalMs: 250 },
+  );
+}
+
+/** `versions` translations of each key with rising versions and arbitrary (sometimes falling) offsets. */
+function versionStream(keys: readonly GroupPartition[], versions: number): Translation[][] {
+  const groups = [...new Set(keys.map((k) => k.group))];
+  return Array.from({ length: versions }, (_, round) =>
+    keys.map((key, k) => ({
+      key,
+      // One offsets-topic partition per group, as Kafka does; offsets rise round by round.
+      version: { offsetsPartition: groups.indexOf(key.group), offsetsOffset: 1000 + round * keys.length + k },
+      targetOffset: Math.floor(Math.random() * 10_000),
+    })),
+  );
+}
+
+function shuffled<T>(items: readonly T[]): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy;
+}
+
+describe('committer', () => {
+  it('commits an exact translation with the offsetsync mark and publishes APPLIED in the same trace', async () => {
+    const topic = await createTargetTopic(1);
+    const key = { group: uniqueName('com-exact'), topic, partition: 0 };
+    const { config, names } = committerConfig();
+    await startService('committer', config);
+    const { js, jsm } = await jetstream();
+    await committersRunning(jsm, names, 1);
+
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const version = { offsetsPartition: 12, offsetsOffset: 3456 };
+    const sourceCommitTimestampMs = Date.now() - 2000;
+    await publishAll(
+      js,
+      [
+        translatedMessage(
+          names,
+          { key, version, targetOffset: 7, sourceCommitTimestampMs },
+          undefined,
+          `00-${traceId}-00f067aa0ba902b7-01`,
+        ),
+      ],
+      { concurrency: 1 },
+    );
+    const { event, headers: eventHeaders } = await appliedEventFor(jsm, names, key, version);
+    expect(event).toMatchObject({
+      sourceCluster: 'source',
+      targetCluster: 'target',
+      ...key,
+      outcome: ApplyOutcome.APPLY_OUTCOME_APPLIED,
+      skipReason: SkipReason.SKIP_REASON_UNSPECIFIED,
+      targetOffset: 7,
+      exact: true,
+      sourceCommitTimestampMs,
+    });
+    expect(event.appliedAtMs).toBeGreaterThanOrEqual(sourceCommitTimestampMs);
+    expect(eventHeaders.get('Offsetsync-Event')).toBe('OffsetApplied');
+    expect(eventHeaders.get('traceparent')).toMatch(new RegExp(`^00-${traceId}-`));
+
+    const committed = await committedOn(await targetAdapter(), key);
+    expect(committed?.offset).toBe(7);
+    expect(parseCommitMetadata(committed?.metadata)?.mark).toEqual({ origin: 'source', ...version });
+  });
+
+  it('skips an older version delivered after a newer one, and applies a rewind', async () => {
+    const topic = await createTargetTopic(1);
+    const key = { group: uniqueName('com-stale'), topic, partition: 0 };
+    const { config, names } = committerConfig();
+    await startService('committer', config);
+    const { js, jsm } = await jetstream();
+    await committersRunning(jsm, names, 1);
+    const adapter = await targetAdapter();
+
+    const newer = { key, version: { offsetsPartition: 3, offsetsOffset: 200 }, targetOffset: 50 };
+    await publishTranslated(js, names, [newer]);
+    await appliedEventFor(jsm, names, key, newer.version);
+
+    const older = { key, version: { offsetsPartition: 3, offsetsOffset: 100 }, targetOffset: 80 };
+    await publishTranslated(js, names, [older]);
+    const stale = await appliedEventFor(jsm, names, key, older.version);
+    expect(stale.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_STALE_VERSION,
+      targetOffset: -1,
+    });
+    expect(await committedOn(adapter, key)).toMatchObject({ offset: 50, metadata: markOf(newer.version) });
+
+    // The application was rewound on the source: a newer commit with a lower offset.
+    const rewind = { key, version: { offsetsPartition: 3, offsetsOffset: 300 }, targetOffset: 5 };
+    await publishTranslated(js, names, [rewind]);
+    const applied = await appliedEventFor(jsm, names, key, rewind.version);
+    expect(applied.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
+    expect(await committedOn(adapter, key)).toMatchObject({ offset: 5, metadata: markOf(rewind.version) });
+  });
+
+  it('converges on the newest version per key with two committers and 200 versions published out of order', async () => {
+    const topic = await createTargetTopic(5);
+    const groupPrefix = uniqueName('com-two');
+    const keys = Array.from({ length: 20 }, (_, i) => ({
+      group: `${groupPrefix}-${i % 4}`,
+      topic,
+      partition: i % 5,
+    }));
+    const { config, names } = committerConfig();
+    await startService('committer', { ...config, instance: { id: 'committer-a' } });
+    await startService('committer', { ...config, instance: { id: 'committer-b' } });
+    const { js, jsm } = await jetstream();
+    await committersRunning(jsm, names, 2);
+
+    const rounds = versionStream(keys, 10);
+    const newest = rounds.at(-1)!;
+    await publishTranslated(js, names, shuffled(rounds.flat()));
+    // The translated stream keeps only the last event per key; a translator re-publishes the newest state
+    // (here under a new message id, so it is not dropped as a duplicate).
+    await publishAll(
+      js,
+      newest.map((t) =>
+        translatedMessage(names, t, `again:${t.version.offsetsPartition}:${t.version.offsetsOffset}`),
+      ),
+      { concurrency: 64 },
+    );
+
+    const adapter = await targetAdapter();
+    await converged(adapter, newest);
+    const beats = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_COMMITTER);
+    expect(beats.map((b) => b.instanceId).sort()).toEqual(['committer-a', 'committer-b']);
+    expect(beats.every((b) => b.problems.length === 0)).toBe(true);
+  });
+
+  it('skips a group with a live consumer on the target, keeps its offset, and applies a newer version after it left', async () => {
+    // Records up to offset 10, so the consumer finds the committed positions valid.
+    const topic = await createTargetTopic(1, 10);
+    const key = { group: uniqueName('com-active'), topic, partition: 0 };
+    const { config, names } = committerConfig({ activeGroupRetryMs: '1s' });
+    const committer = await startService('committer', config);
+    const { js, jsm } = await jetstream();
+    await committersRunning(jsm, names, 1);
+    const adapter = await targetAdapter();
+
+    const v1 = { key, version: { offsetsPartition: 1, offsetsOffset: 10 }, targetOffset: 3 };
+    await publishTranslated(js, names, [v1]);
+    await appliedEventFor(jsm, names, key, v1.version);
+
+    // The application starts on the target: a live member of the group, which never commits.
+    const consumer = kafkaClient(testbed.target.bootstrapServers).consumer({ groupId: key.group });
+    await consumer.connect();
+    onTestFinished(() => consumer.disconnect());
+    await consumer.subscribe({ topic });
+    await consumer.run({ autoCommit: false, eachMessage: () => Promise.resolve() });
+    await waitFor(
+      'the group to become stable on the target',
+      async () => ((await adapter.describeGroup(key.group)).state === 'Stable' ? true : undefined),
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+
+    const v2 = { key, version: { offsetsPartition: 1, offsetsOffset: 20 }, targetOffset: 6 };
+    await publishTranslated(js, names, [v2]);
+    const skipped = await appliedEventFor(jsm, names, key, v2.version);
+    expect(skipped.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_ACTIVE_ON_TARGET,
+    });
+    expect(await committedOn(adapter, key)).toMatchObject({ offset: 3, metadata: markOf(v1.version) });
+    expect(await committer.log()).toMatch(/group has live members on the target/);
+
+    await consumer.disconnect();
+    await waitFor(
+      'the group to be empty and the active-group wait to be over',
+      async () => {
+        const { state } = await adapter.describeGroup(key.group);
+        return state === 'Empty' && Date.now() > skipped.event.appliedAtMs + 1000 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const v3 = { key, version: { offsetsPartition: 1, offsetsOffset: 30 }, targetOffset: 9 };
+    await publishTranslated(js, names, [v3]);
+    const applied = await appliedEventFor(jsm, names, key, v3.version);
+    expect(applied.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
+    expect(await committedOn(adapter, key)).toMatchObject({ offset: 9, metadata: markOf(v3.version) });
+  });
+
+  it("keeps the application's own commit on the target against an older source commit, not against a later one", async () => {
+    const topic = await createTargetTopic(1);
+    const key = { group: uniqueName('com-owned'), topic, partition: 0 };
+    const { config, names } = committerConfig();
+    await startService('committer', config);
+    const { js, jsm } = await jetstream();
+    await committersRunning(jsm, names, 1);
+    const adapter = await targetAdapter();
+
+    const v1 = {
+      key,
+      version: { offsetsPartition: 2, offsetsOffset: 10 },
+      targetOffset: 5,
+      sourceCommitTimestampMs: Date.now() - 10_000,
+    };
+    await publishTranslated(js, names, [v1]);
+    await appliedEventFor(jsm, names, key, v1.version);
+
+    // The application, now running on the target, commits its own progress there (no offsetsync mark).
+    const sourceCommitBeforeApp = Date.now() - 1000;
+    const admin = await connectedAdmin(kafkaClient(testbed.target.bootstrapServers));
+    await admin.setOffsets({ groupId: key.group, topic, partitions: [{ partition: 0, offset: '8' }] });
+    const appCommit = await committedOn(adapter, key);
+    expect(appCommit?.offset).toBe(8);
+    expect(parseCommitMetadata(appCommit?.metadata)).toBeUndefined();
+
+    // An older source commit (made before the application's) arrives late: it must not win.
+    const v2 = {
+      key,
+      version: { offsetsPartition: 2, offsetsOffset: 20 },
+      targetOffset: 6,
+      sourceCommitTimestampMs: sourceCommitBeforeApp,
+    };
+    await publishTranslated(js, names, [v2]);
+    const skipped = await appliedEventFor(jsm, names, key, v2.version);
+    expect(skipped.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_TARGET_AHEAD,
+    });
+    expect((await committedOn(adapter, key))?.offset).toBe(8);
+
+    // The application commits on the source again, after the ownership was seen: the source wins again.
+    const v3 = {
+      key,
+      version: { offsetsPartition: 2, offsetsOffset: 30 },
+      targetOffset: 12,
+      sourceCommitTimestampMs: Date.now() + 1,
+    };
+    await publishTranslated(js, names, [v3]);
+    const applied = await appliedEventFor(jsm, names, key, v3.version);
+    expect(applied.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
+    expect(await committedOn(adapter, key)).toMatchObject({ offset: 12, metadata: markOf(v3.version) });
+  });
+
+  it('converges after the committer is killed with SIGKILL mid-stream and started again', async () => {
+    const topic = await createTargetTopic(5);
+    const groupPrefix = uniqueName('com-kill');
+    const keys = Array.from({ length: 20 }, (_, i) => ({
+      group: `${groupPrefix}-${i % 4}`,
+      topic,
+      partition: i % 5,
+    }));
+    const { config, names } = committerConfig({ ackWaitMs: '2s' });
+    const first = await startService('committer', config);
+    const { js, jsm } = await jetstream();
+    await committersRunning(jsm, names, 1);
+
+    const rounds = versionStream(keys, 20);
+    for (const round of rounds.slice(0, 10)) await publishTranslated(js, names, round);
+    await waitFor(
+      'the first applied events',
+      async () => {
+        const [beat] = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_COMMITTER);
+        return (beat?.progress?.eventsByOutcome.applied ?? 0) > 0 ? true : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 20 },
+    );
+    for (const [i, round] of rounds.slice(10).entries()) {
+      await publishTranslated(js, names, round);
+      if (i === 2) await first.kill();
+    }
+    await startService('committer', config);
+    await converged(await targetAdapter(), rounds.at(-1)!);
+  });
+
+  it('keeps running and reports KAFKA_UNREACHABLE in its heartbeats while the target cannot be reached', async () => {
+    const closedPort = await freePort();
+    const { config, names } = committerConfig({ retryBackoffMinMs: '200ms', retryBackoffMaxMs: '1s' });
+    (config.clusters as Record<string, unknown>).target = {
+      bootstrapServers: [`127.0.0.1:${closedPort}`],
+      connectionTimeoutMs: '500ms',
+      requestTimeoutMs: '2s',
+    };
+    const committer = await startService('committer', config);
+    const { jsm } = await jetstream();
+    const problem = await waitFor(
+      'a heartbeat reporting the unreachable target',
+      async () => {
+        const [beat] = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_COMMITTER).catch(() => []);
+        return beat?.problems.find((p) => p.code === 'KAFKA_UNREACHABLE');
+      },
+      { timeoutMs: 60_000, intervalMs: 200 },
+    );
+    expect(problem.detail).toMatch(/connect/i);
+    expect(await committer.log()).toMatch(/cannot reach the target cluster; retrying/);
+    expect(
+      await Promise.race([
+        committer.exited,
+        new Promise((resolve) => setTimeout(() => resolve('running'), 500)),
+      ]),
+    ).toBe('running');
+  });
+});

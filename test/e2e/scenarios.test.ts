@@ -338,4 +338,52 @@ describe('end to end', () => {
     await sampler;
     expect(backwards).toEqual([]);
   });
+
+  it("does not overwrite the application's newer progress on the target when the collector restarts and replays", async () => {
+    const group = uniqueName('moved-g');
+    const sentinel = uniqueName('moved-sentinel');
+    const b = await bed({ partitions: 1, records: 1000, groupPattern: `^(${group}|${sentinel})$` });
+    const collector = await b.start('collector');
+    await Promise.all([b.start('translator'), b.start('committer')]);
+    await b.replicator.waitUntilCaughtUp(60_000);
+    await b.commitOnSource(group, 0, 300);
+    const synced = await convergedTo(b, group, 0, 300);
+
+    // The application moves to the target, consumes 100 records there and commits (no offsetsync mark).
+    const consumer = kafkaClient(testbed.target.bootstrapServers).consumer({ groupId: group });
+    await consumer.connect();
+    onTestFinished(() => consumer.disconnect());
+    await consumer.subscribe({ topic: b.topic });
+    const own = synced + 100;
+    await new Promise<void>((resolve, reject) => {
+      consumer
+        .run({
+          autoCommit: false,
+          eachMessage: async ({ message }) => {
+            if (Number(message.offset) + 1 === own) {
+              await consumer.commitOffsets([{ topic: b.topic, partition: 0, offset: String(own) }]);
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+    await consumer.disconnect();
+    expect(await b.targetCommit(group, 0)).toBe(own);
+
+    // The collector restarts under a new consumer group: it reads the offsets topic from the start again
+    // and publishes the old source commit once more.
+    await collector.stop();
+    await startService('collector', {
+      ...b.config,
+      collector: {
+        ...(b.config.collector as Record<string, unknown>),
+        consumerGroup: uniqueName('offsetsync-collector-replay'),
+      },
+    });
+    // A later commit of another group passing through the whole pipeline marks the replay as done.
+    await b.commitOnSource(sentinel, 0, 500);
+    await convergedTo(b, sentinel, 0, 500);
+    expect(await b.targetCommit(group, 0)).toBe(own);
+  });
 });

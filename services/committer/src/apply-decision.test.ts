@@ -218,6 +218,28 @@ describe('decideApply: the target owns what the application committed there (inv
     expect(isApplicationCommit(undefined, stored)).toBe(false);
   });
 
+  it("uses the application's real commit time when a collector on the target reported it (bidirectional links)", () => {
+    // The application committed on this cluster long ago, then moved away and committed elsewhere later:
+    // that later commit comes back here and must win, though offsetsync only now sees the old commit.
+    const old = { offset: 40, metadata: '', commitTimestampMs: NOW - 60_000 };
+    const back = translation(v(0, 7), 55, NOW - 10_000);
+    expect(
+      decideApply({ source: SOURCE, translation: back, stored: undefined, targetCommit: old, nowMs: NOW })
+        .kind,
+    ).toBe('apply');
+    // A source commit older than the application's own commit here is still skipped, and nothing is recorded.
+    const stale = translation(v(0, 8), 30, NOW - 90_000);
+    expect(
+      decideApply({ source: SOURCE, translation: stale, stored: undefined, targetCommit: old, nowMs: NOW }),
+    ).toMatchObject({
+      kind: 'skip',
+      reason: 'TARGET_AHEAD',
+    });
+    expect(
+      decideApply({ source: SOURCE, translation: stale, stored: undefined, targetCommit: old, nowMs: NOW }),
+    ).not.toHaveProperty('record');
+  });
+
   it('skips source commits up to the detection time and applies the first later one', () => {
     fc.assert(
       fc.property(

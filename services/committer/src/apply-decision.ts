@@ -18,6 +18,11 @@ export interface Translation {
 export interface TargetCommit {
   offset: number;
   metadata: string | null;
+  /**
+   * When the application made this commit, if known: a collector reading the target cluster (a link
+   * back from it) publishes the target's own commits with their broker timestamps.
+   */
+  commitTimestampMs?: number | undefined;
 }
 
 export type ApplyDecision =
@@ -118,12 +123,16 @@ export function decideApply(input: ApplyInput): ApplyDecision {
     }
   }
 
-  // OffsetFetch tells nothing about when the application committed, so the time offsetsync first saw the
-  // commit stands in for it. That time is never earlier than the real commit, so the bound errs towards
-  // keeping the application's position: a source commit made between the application's commit and its
-  // detection is skipped too, never the other way round.
-  const detectedNow = stored?.targetOwnedSinceMs === undefined && isApplicationCommit(targetCommit, stored);
-  const ownedSinceMs = stored?.targetOwnedSinceMs ?? (detectedNow ? nowMs : undefined);
+  // When a collector reads the target cluster too, the application's commit comes with its real time, and
+  // that decides. Otherwise OffsetFetch tells nothing about when the application committed, so the time
+  // offsetsync first saw the commit stands in for it. That time is never earlier than the real commit, so
+  // the bound errs towards keeping the application's position: a source commit made between the
+  // application's commit and its detection is skipped too, never the other way round.
+  const applicationCommit = isApplicationCommit(targetCommit, stored);
+  const knownSinceMs = applicationCommit ? targetCommit?.commitTimestampMs : undefined;
+  const detectedNow =
+    knownSinceMs === undefined && stored?.targetOwnedSinceMs === undefined && applicationCommit;
+  const ownedSinceMs = knownSinceMs ?? stored?.targetOwnedSinceMs ?? (detectedNow ? nowMs : undefined);
   if (ownedSinceMs !== undefined && translation.sourceCommitTimestampMs <= ownedSinceMs) {
     const detail =
       `the application committed offset ${targetCommit?.offset ?? 'unknown'} on the target itself ` +

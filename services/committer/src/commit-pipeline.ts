@@ -17,6 +17,7 @@ import {
   OffsetApplied,
   OffsetSyncError,
   OffsetTranslated,
+  parseCommitMetadata,
   TranslationOutcome,
   type CommitAnswer,
   type CommitEntry,
@@ -83,6 +84,16 @@ export interface CommitPipelineOptions {
   backoff: BackoffSettings;
   tracer: Tracer;
   logger: Logger;
+  /**
+   * When the application made its commit of `offset` on the target, if a collector reading the target
+   * cluster published it; undefined otherwise (one-way links).
+   */
+  applicationCommitTime?: (
+    group: string,
+    topic: string,
+    partition: number,
+    offset: number,
+  ) => Promise<number | undefined>;
   /** Told after each Kafka call: undefined when the target answered, the error when it could not be reached. */
   onKafkaProblem?: (error: OffsetSyncError | undefined) => void;
   clock?: () => number;
@@ -303,7 +314,20 @@ export class CommitPipeline {
       this.groupFailed(group, items, error);
       return;
     }
-    const commitOf = new Map(committed.map((c) => [partitionKey(c.topic, c.partition), c]));
+    const commitOf = new Map<string, TargetCommit>(
+      committed.map((c) => [partitionKey(c.topic, c.partition), c]),
+    );
+    const lookUpTime = this.options.applicationCommitTime;
+    if (lookUpTime !== undefined) {
+      await mapWithConcurrency(committed, KEY_CONCURRENCY, async (c) => {
+        if (parseCommitMetadata(c.metadata) !== undefined) return;
+        const commitTimestampMs = await lookUpTime(group, c.topic, c.partition, c.offset).catch(
+          () => undefined,
+        );
+        if (commitTimestampMs !== undefined)
+          commitOf.set(partitionKey(c.topic, c.partition), { ...c, commitTimestampMs });
+      });
+    }
 
     const reservations: Reservation[] = [];
     await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {

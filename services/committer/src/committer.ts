@@ -5,18 +5,21 @@ import {
   ErrorCodes,
   isOffsetSyncError,
   KafkaAdapter,
+  OffsetCommitted,
   Progress,
   provisionDurableConsumer,
   provisionKvBucket,
   publishAll,
   type CommitterConfig,
+  type GroupPartition,
   type HeartbeatState,
+  type Names,
   type OffsetSyncError,
   type Problem,
   type ServiceContext,
   type ServiceWorker,
 } from '@offsetsync/common';
-import type { JsMsg } from 'nats';
+import type { JetStreamManager, JsMsg } from 'nats';
 import { ActiveGroups } from './active-groups.js';
 import { KvAppliedVersionsStore } from './applied-versions-store.js';
 import { CommitPipeline } from './commit-pipeline.js';
@@ -115,6 +118,8 @@ export class Committer implements ServiceWorker {
         tracer: telemetry.tracer,
         logger: logger.child({ source, target }),
         onKafkaProblem: (error) => this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, error),
+        applicationCommitTime: (group, topic, partition, offset) =>
+          targetCommitTime(jsm, names, target, { group, topic, partition }, offset),
       });
       const consumer = new BatchConsumer({
         js,
@@ -189,4 +194,29 @@ export class Committer implements ServiceWorker {
     const detail = error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
     this.problems.set(code, { code, detail, sinceMs: since });
   }
+}
+
+/**
+ * The broker time of the target's own commit of `offset`, when a collector reading the target cluster
+ * published it (bidirectional links): the last OffsetCommitted event on the target's subject.
+ */
+async function targetCommitTime(
+  jsm: JetStreamManager,
+  names: Names,
+  target: string,
+  key: GroupPartition,
+  offset: number,
+): Promise<number | undefined> {
+  let message;
+  try {
+    message = await jsm.streams.getMessage(names.stream('committed'), {
+      last_by_subj: names.committed(target, key),
+    });
+  } catch {
+    // No collector reads the target, or it saw no commit of this key.
+    return undefined;
+  }
+  if (message.header?.get('Offsetsync-Event') !== 'OffsetCommitted') return undefined;
+  const event = OffsetCommitted.decode(message.data);
+  return event.committedOffset === offset ? event.commitTimestampMs : undefined;
 }

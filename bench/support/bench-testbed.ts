@@ -1,0 +1,51 @@
+// The servers a benchmark runs against: the test bed that `npm run infra -- up` started (with
+// OFFSETSYNC_TESTBED=reuse, as the integration tests do), or a fresh one of its own that it always stops.
+import { isAlive } from '../../test/infra/processes.js';
+import {
+  readTestbedFile,
+  startTestbed,
+  stopTestbed,
+  testbedStateFile,
+  type TestbedInfo,
+} from '../../test/infra/testbed.js';
+
+export interface BenchTestbed {
+  info: TestbedInfo;
+  /** True when this run started the servers (and so must stop them). */
+  owned: boolean;
+}
+
+/**
+ * Reuses the running test bed when `OFFSETSYNC_TESTBED=reuse`, otherwise starts one. A test bed that
+ * fails to start stops whatever of it did start.
+ */
+export async function acquireTestbed(options: {
+  log: (line: string) => void;
+  env?: NodeJS.ProcessEnv;
+}): Promise<BenchTestbed> {
+  const env = options.env ?? process.env;
+  if (env.OFFSETSYNC_TESTBED === 'reuse') {
+    const file = testbedStateFile(env);
+    const info = await readTestbedFile(file);
+    if (info === undefined)
+      throw new Error(`OFFSETSYNC_TESTBED=reuse but ${file} does not exist: run 'npm run infra -- up'`);
+    const dead = [info.source, info.nats].filter((server) => !isAlive(server.pid));
+    if (dead.length > 0)
+      throw new Error(
+        `OFFSETSYNC_TESTBED=reuse but the test bed in ${file} is down: run 'npm run infra -- down' and 'up'`,
+      );
+    options.log(`reusing the test bed from ${file}`);
+    return { info, owned: false };
+  }
+  const info = await startTestbed({ log: options.log });
+  return { info, owned: true };
+}
+
+/** Stops an owned test bed (keeping its logs when `keepLogs`); leaves a reused one running. */
+export async function releaseTestbed(
+  testbed: BenchTestbed,
+  options: { keepLogs: boolean },
+): Promise<string | undefined> {
+  if (!testbed.owned) return undefined;
+  return stopTestbed(testbed.info, { keepLogs: options.keepLogs });
+}

@@ -45,7 +45,9 @@ export async function startService(
   try {
     child = spawn(process.execPath, [main, '--config', configFile], {
       stdio: ['ignore', fd, fd],
-      env: { ...process.env, ...options.env },
+      // The test run's own OFFSETSYNC_* variables (OFFSETSYNC_TESTBED=reuse, ...) are no service settings:
+      // a service refuses unknown ones.
+      env: { ...withoutOffsetsyncVariables(process.env), ...options.env },
     });
   } finally {
     closeSync(fd);
@@ -72,4 +74,8 @@ export async function startService(
     await service.stop();
   });
   return service;
+}
+
+function withoutOffsetsyncVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith('OFFSETSYNC_')));
 }

@@ -250,4 +250,19 @@ describe('anchor resolver', () => {
       3,
     );
   });
+
+  it('fails the whole lookup on a read that may work when retried, instead of calling the commit unresolvable', async () => {
+    const source: AnchorRecordSource = {
+      bounds: () => Promise.resolve([{ logStartOffset: 0, highWatermark: 10 }]),
+      records: () =>
+        Promise.resolve([
+          new OffsetSyncError('request timed out', { code: ErrorCodes.KAFKA_UNREACHABLE, retryable: true }),
+        ]),
+    };
+    await expect(
+      new AnchorResolver(source, { cacheSize: 1 }).resolve([{ topic: 't', partition: 0, offset: 5 }]),
+    ).rejects.toMatchObject({
+      code: ErrorCodes.KAFKA_UNREACHABLE,
+    });
+  });
 });

@@ -301,6 +301,7 @@ export class AnchorResolver {
     const searches: AnchorSearch[] = [];
     for (const commit of commits) {
       const bounds = boundsByPartition.get(partitionKey(commit));
+      if (bounds !== undefined && !('highWatermark' in bounds) && bounds.retryable) throw bounds;
       if (bounds === undefined || !('highWatermark' in bounds)) {
         resolved.set(commitKey(commit), {
           status: AnchorStatus.ANCHOR_STATUS_UNRESOLVABLE,
@@ -341,9 +342,15 @@ export class AnchorResolver {
       );
       asking.forEach((search, i) => {
         const answer = answers[i];
-        if (Array.isArray(answer)) absorbRead(search, answer);
-        // A failed read ends the search; what was found so far stands and the status says what is missing.
-        else search.done = true;
+        if (Array.isArray(answer)) {
+          absorbRead(search, answer);
+          return;
+        }
+        // A read that may work when tried again (a timeout, a broker away) fails the whole batch, which is
+        // then redelivered: publishing "unresolvable" for a passing hiccup would lose an exact translation.
+        if (answer?.retryable === true) throw answer;
+        // Otherwise the search ends; what was found so far stands and the status says what is missing.
+        search.done = true;
       });
     }
 

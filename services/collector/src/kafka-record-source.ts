@@ -10,7 +10,14 @@ import {
 import type { AnchorRecordSource, SourceRecord } from './anchor-resolver.js';
 
 /** Fetches that came back with only control or aborted records are continued this many times. */
-const MAX_CONTINUATIONS = 8;
+const MAX_CONTINUATIONS = 32;
+
+/**
+ * Bytes asked per partition and read. An anchor needs one or two records near an offset; the broker still
+ * returns a whole first batch when it is larger. Asking for the default megabyte made every cold lookup
+ * read (and decode) the rest of the partition.
+ */
+const READ_BYTES = 32 * 1024;
 
 export class KafkaRecordSource implements AnchorRecordSource {
   constructor(private readonly adapter: Pick<KafkaAdapter, 'partitionBounds' | 'fetchRecords'>) {}
@@ -25,7 +32,9 @@ export class KafkaRecordSource implements AnchorRecordSource {
     const results = new Array<SourceRecord[] | OffsetSyncError>(requests.length);
     let pending = requests.map((request, index) => ({ index, request }));
     for (let attempt = 0; attempt <= MAX_CONTINUATIONS && pending.length > 0; attempt++) {
-      const answers = await this.adapter.fetchRecords(pending.map(({ request }) => request));
+      const answers = await this.adapter.fetchRecords(
+        pending.map(({ request }) => ({ ...request, maxBytes: READ_BYTES })),
+      );
       const again: typeof pending = [];
       pending.forEach(({ index, request }, i) => {
         const answer = answers[i];
@@ -45,7 +54,10 @@ export class KafkaRecordSource implements AnchorRecordSource {
           offset: record.offset,
           timestampMs: record.timestampMs,
           timestampType: record.timestampType,
-          fingerprint: recordFingerprint(record.key, record.value),
+          // Hashed only for the one or two records that become anchors, not for every record read.
+          get fingerprint() {
+            return recordFingerprint(record.key, record.value);
+          },
           keySize: record.key === null ? -1 : record.key.length,
           valueSize: record.value === null ? -1 : record.value.length,
         }));

@@ -98,6 +98,8 @@ interface Search {
   scanned: number;
   /** Set while the scan starts from a bisection's landing point rather than the timestamp offset. */
   guided?: boolean;
+  /** The scan from the bisection's landing point reached the log end without a match. */
+  guidedReachedEnd?: boolean;
 }
 
 function requestKey(r: LocateRequest): string {
@@ -343,7 +345,9 @@ export class AnchorLocator {
       const end = answer.lastStableOffset >= 0 ? answer.lastStableOffset : answer.highWatermark;
       const reachedEnd = answer.nextOffset >= end && records.length === answer.records.length;
       if (search.guided === true && (reachedEnd || search.scanned >= this.options.scanLimit)) {
-        // The bisection guessed wrong: scan from the timestamp offset after all.
+        // Not found after the bisection's landing point: scan from the timestamp offset after all, in case
+        // the bisection was misled by out-of-order timestamps.
+        search.guidedReachedEnd = reachedEnd;
         search.guided = false;
         search.scanned = 0;
         search.cursor = search.timestampOffset ?? 0;
@@ -353,6 +357,16 @@ export class AnchorLocator {
         search.location = {
           kind: 'not-arrived',
           detail: `scanned to the target log end (${end}) from offset ${search.timestampOffset ?? 0} without a match`,
+          ...(search.timestampOffset === undefined ? {} : { fallbackOffset: search.timestampOffset }),
+        };
+        return;
+      }
+      if (search.scanned >= this.options.scanLimit && search.guidedReachedEnd === true) {
+        // Neither scan found it, and the one from where timestamps say it belongs ran to the log end: most
+        // likely it has not arrived yet. Wait rather than fall back to an offset far before it.
+        search.location = {
+          kind: 'not-arrived',
+          detail: `not found after the timestamp bisection up to the log end (${end}), nor within ${this.options.scanLimit} records of the timestamp offset ${search.timestampOffset ?? 0}`,
           ...(search.timestampOffset === undefined ? {} : { fallbackOffset: search.timestampOffset }),
         };
         return;

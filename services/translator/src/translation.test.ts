@@ -150,6 +150,9 @@ const scenario = fc
     // Timestamps drawn from a small range: many collide, some go backwards.
     timestamps: fc.array(fc.integer({ min: 0, max: 20 }), { minLength: 1, maxLength: 40 }),
     ownRecords: fc.nat({ max: 5 }),
+    // Records the target had before replication may carry later timestamps than everything copied, so a
+    // timestamp lookup lands on them, at the very start of the log.
+    ownRecordsLater: fc.boolean(),
     duplicated: fc.array(fc.boolean(), { maxLength: 40 }),
     copied: fc.nat({ max: 40 }),
     c: fc.nat({ max: 40 }),
@@ -174,7 +177,8 @@ const scenario = fc
         value,
         headers: {},
       });
-    for (let i = 0; i < s.ownRecords; i++) push(Buffer.from(`own${i}`), Buffer.from('x'), 1000 + i);
+    for (let i = 0; i < s.ownRecords; i++)
+      push(Buffer.from(`own${i}`), Buffer.from('x'), (s.ownRecordsLater ? 10_000_000 : 1000) + i);
     const firstCopy = new Map<number, number>();
     const lastCopy = new Map<number, number>();
     for (const record of source.slice(0, copied)) {
@@ -281,6 +285,35 @@ describe('translation against a replicated target', () => {
       method: TranslationMethod.TRANSLATION_METHOD_DELTA_PROBE,
     });
     expect(target.fetches).toBe(1);
+  });
+
+  it('waits for a record not replicated yet although the lookup lands on newer records at the start of the target', async () => {
+    // Regression: the scan from the lookup's offset ran out of window and fell back to offset 0, which
+    // would have replayed the whole partition. The scan from where timestamps place the record reached the
+    // log end: the record has not arrived.
+    const source: SourceRecord[] = Array.from({ length: 100 }, (_, offset) => ({
+      offset,
+      timestampMs: 1000 + offset,
+      key: Buffer.from(`k${offset}`),
+      value: Buffer.from(`v${offset}`),
+    }));
+    const own = Array.from({ length: 20 }, (_, offset): FetchedRecord => ({
+      offset,
+      timestampMs: 9_000_000,
+      timestampType: 'create-time',
+      key: null,
+      value: Buffer.from('own'),
+      headers: {},
+    }));
+    const copies = source
+      .slice(0, 60)
+      .map((r, i): FetchedRecord => ({ ...r, offset: 20 + i, timestampType: 'create-time', headers: {} }));
+    const target = new MemoryTarget([...own, ...copies], 10);
+    const result = await translate(target, commitEvent(source, 80), { scanLimit: 30 });
+    expect(result).toMatchObject({
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_PENDING,
+      targetOffset: -1,
+    });
   });
 
   it('refuses a LogAppendTime target instead of guessing', async () => {

@@ -1,12 +1,12 @@
 // A -> B and B -> A at once: an application moves from A to B and back, with nothing replayed, nothing
 // skipped, and no commit echoing between the clusters.
-import pino from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { KafkaAdapter, Names, parseCommitMetadata, ServiceRole } from '@offsetsync/common';
+import type { KafkaAdapter } from '@offsetsync/common';
+import { Names, parseCommitMetadata, ServiceRole } from '@offsetsync/common';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, natsConnection } from '../support/jetstream.js';
-import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
+import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
 import { startReplicator } from '../support/replicator.js';
 import { startService } from '../support/service-process.js';
@@ -14,16 +14,6 @@ import { startService } from '../support/service-process.js';
 const testbed = inject('testbed');
 const PARTITIONS = 3;
 const RECORDS = 1000;
-
-function adapterFor(bootstrapServers: string): KafkaAdapter {
-  const adapter = new KafkaAdapter({
-    cluster: { bootstrapServers: [bootstrapServers], connectionTimeoutMs: 3000, requestTimeoutMs: 30_000 },
-    clientId: 'bidirectional-test',
-    logger: pino({ level: 'silent' }),
-  });
-  onTestFinished(() => adapter.disconnect());
-  return adapter;
-}
 
 /** Consumes `count` records per partition from the group's committed position and commits after them. */
 async function consumeAndCommit(
@@ -116,8 +106,8 @@ describe('bidirectional links', () => {
       startService('committer', { ...base_, committer: { target: 'target' } }),
       startService('committer', { ...base_, committer: { target: 'source' } }),
     ]);
-    const onA = adapterFor(testbed.source.bootstrapServers);
-    const onB = adapterFor(testbed.target.bootstrapServers);
+    const onA = testAdapter(testbed.source.bootstrapServers);
+    const onB = testAdapter(testbed.target.bootstrapServers);
     const committed = async (adapter: KafkaAdapter) =>
       new Map((await adapter.fetchCommittedOffsets(group, [topic])).map((c) => [c.partition, c]));
 

@@ -1,11 +1,10 @@
 // The three services and the test replicator on the real two-cluster bed, in the situations operators
 // meet: records not replicated yet, rewinds, groups still running on the target, LogAppendTime targets,
 // crashes of the translator and the committer.
-import pino from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import type { KafkaAdapter } from '@offsetsync/common';
 import {
   ApplyOutcome,
-  KafkaAdapter,
   Names,
   OffsetApplied,
   OffsetCommitted,
@@ -18,22 +17,12 @@ import { assertToolSucceeded, consumerGroupsCommand } from '../infra/kafka-tools
 import { waitFor } from '../infra/wait.js';
 import { testConfig, type TestConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';
-import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
+import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
 import { startReplicator, type ReplicatorOptions, type TestReplicator } from '../support/replicator.js';
 import { startService, type Role, type ServiceProcess } from '../support/service-process.js';
 
 const testbed = inject('testbed');
-
-function adapterFor(bootstrapServers: string): KafkaAdapter {
-  const adapter = new KafkaAdapter({
-    cluster: { bootstrapServers: [bootstrapServers], connectionTimeoutMs: 3000, requestTimeoutMs: 30_000 },
-    clientId: 'scenario-test',
-    logger: pino({ level: 'silent' }),
-  });
-  onTestFinished(() => adapter.disconnect());
-  return adapter;
-}
 
 interface Bed {
   topic: string;
@@ -96,8 +85,8 @@ async function bed(options: {
     ...options.sections,
   });
   const names = new Names(config.nats.subjectPrefix);
-  const source = adapterFor(testbed.source.bootstrapServers);
-  const target = adapterFor(testbed.target.bootstrapServers);
+  const source = testAdapter(testbed.source.bootstrapServers);
+  const target = testAdapter(testbed.target.bootstrapServers);
   const nc = await natsConnection(testbed.nats.url);
   const jsm = await nc.jetstreamManager();
   return {

@@ -1,11 +1,10 @@
 // The collector against the real source cluster and nats-server, run as separate processes.
 import { consumerOpts } from 'nats';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import pino from 'pino';
+import type { KafkaAdapter } from '@offsetsync/common';
 import {
   AnchorStatus,
   DeletionReason,
-  KafkaAdapter,
   Names,
   OffsetCommitted,
   OffsetDeleted,
@@ -21,26 +20,16 @@ import { assertToolSucceeded, consumerGroupsCommand } from '../infra/kafka-tools
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, lastOnSubject, natsConnection, subjectsIn } from '../support/jetstream.js';
-import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
+import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { freePort } from '../infra/free-port.js';
 import { uniqueName } from '../support/names.js';
 import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
-const quiet = pino({ level: 'silent' });
 
 async function sourceAdapter(): Promise<KafkaAdapter> {
-  const adapter = new KafkaAdapter({
-    cluster: {
-      bootstrapServers: [testbed.source.bootstrapServers],
-      connectionTimeoutMs: 3000,
-      requestTimeoutMs: 10_000,
-    },
-    clientId: 'collector-test',
-    logger: quiet,
-  });
+  const adapter = testAdapter(testbed.source.bootstrapServers, 'collector-test');
   await adapter.connect();
-  onTestFinished(() => adapter.disconnect());
   return adapter;
 }
 

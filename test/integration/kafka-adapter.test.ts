@@ -46,7 +46,8 @@ async function createTopic(kafka: KafkaClient, base: string, numPartitions = 1):
 }
 
 async function connectedProducer(kafka: KafkaClient, options: Parameters<KafkaClient['producer']>[0] = {}) {
-  const producer = kafka.producer(options);
+  // Idempotent, so a retry under load cannot write a record twice and change the counts the tests expect.
+  const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, ...options });
   await producer.connect();
   onTestFinished(() => producer.disconnect());
   return producer;

@@ -72,7 +72,7 @@ export {
   type StreamSpec,
 } from './nats/provisioning.js';
 export { BatchConsumer, type BatchConsumerOptions } from './nats/batch-consumer.js';
-export { publishAll, type StreamMessage } from './nats/publish.js';
+export { EVENT_TYPE_HEADER, publishAll, type StreamMessage } from './nats/publish.js';
 export { decodeSubjectToken, encodeSubjectToken } from './nats/subject-token.js';
 export { Names, type GroupPartition } from './nats/subjects.js';
 export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './events/commit-mark.js';

@@ -5,6 +5,7 @@
 import { context, SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import { headers } from 'nats';
 import {
+  EVENT_TYPE_HEADER,
   AnchorStatus,
   ErrorCodes,
   injectTraceContext,
@@ -185,7 +186,7 @@ export class CollectorPipeline {
     );
     const messages = events.map((event, i): StreamMessage => {
       const hdrs = headers();
-      hdrs.set('Offsetsync-Event', event.kind);
+      hdrs.set(EVENT_TYPE_HEADER, event.kind);
       injectTraceContext(hdrs, trace.setSpan(context.active(), spans[i]!));
       return { subject: event.subject, payload: event.payload, msgId: event.msgId, headers: hdrs };
     });

@@ -9,6 +9,7 @@
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { headers, type MsgHdrs } from 'nats';
 import {
+  EVENT_TYPE_HEADER,
   ErrorCodes,
   extractTraceContext,
   formatCommitMetadata,
@@ -99,8 +100,6 @@ export interface CommitPipelineOptions {
   clock?: () => number;
 }
 
-/** Header naming the event type on every offsetsync stream message. */
-export const EVENT_HEADER = 'Offsetsync-Event';
 
 /** Consumer groups handled at once within a batch. */
 const GROUP_CONCURRENCY = 16;
@@ -204,7 +203,7 @@ export class CommitPipeline {
       },
       extractTraceContext(message.headers),
     );
-    const kind = message.headers?.get(EVENT_HEADER) ?? '';
+    const kind = message.headers?.get(EVENT_TYPE_HEADER) ?? '';
     let translation: OffsetTranslated | undefined;
     let problem: string | undefined;
     if (kind !== '' && kind !== 'OffsetTranslated') problem = `event type ${kind}`;
@@ -598,7 +597,7 @@ export class CommitPipeline {
     for (const item of items) {
       if (item.fate?.kind !== 'report') continue;
       const hdrs = headers();
-      hdrs.set(EVENT_HEADER, 'OffsetApplied');
+      hdrs.set(EVENT_TYPE_HEADER, 'OffsetApplied');
       injectTraceContext(hdrs, trace.setSpan(context.active(), item.span));
       messages.push({
         subject: appliedSubject(this.options.names, item.translation),

@@ -1,6 +1,7 @@
 // The committer worker: for each link whose target it serves, a durable pull consumer of translated
 // offsets whose batches go through the commit pipeline; one Kafka adapter for the target cluster.
 import {
+  EVENT_TYPE_HEADER,
   BatchConsumer,
   ErrorCodes,
   isOffsetSyncError,
@@ -216,7 +217,7 @@ async function targetCommitTime(
     // No collector reads the target, or it saw no commit of this key.
     return undefined;
   }
-  if (message.header?.get('Offsetsync-Event') !== 'OffsetCommitted') return undefined;
+  if (message.header?.get(EVENT_TYPE_HEADER) !== 'OffsetCommitted') return undefined;
   const event = OffsetCommitted.decode(message.data);
   return event.committedOffset === offset ? event.commitTimestampMs : undefined;
 }

@@ -101,7 +101,15 @@ export function decide(
   next: Location | undefined,
   last: Location | undefined,
   bounds: TargetBounds | undefined,
-  options: { fallBack: boolean } = { fallBack: false },
+  options: {
+    /** A record that has not arrived may be given up on (pendingFallbackAfterMs passed). */
+    fallBack: boolean;
+    /**
+     * Whether an exhausted search window may fall back now. The translator first retries a few times: a
+     * replicator still catching up makes a search miss records that a moment later are there to be found.
+     */
+    exhaustedFallsBack?: boolean;
+  } = { fallBack: false },
 ): Translation {
   const early = decideWithoutTarget(event);
   if (early !== undefined) return early;
@@ -174,6 +182,8 @@ export function decide(
     (l): l is Extract<Location, { kind: 'window-exhausted' }> => l.kind === 'window-exhausted',
   );
   if (exhausted === undefined) return pending('anchors not located yet');
+  if (options.exhaustedFallsBack === false)
+    return pending(`${exhausted.detail}; searching again before falling back`);
   return fallback(exhausted.fallbackOffset, bounds, exhausted.detail);
 }
 

@@ -350,6 +350,15 @@ describe('translation against a replicated target', () => {
       anchorStatus: AnchorStatus.ANCHOR_STATUS_RESOLVED,
       nextRecord: { offset: 5, timestampMs: 1, fingerprint: 'f' },
     });
+    // An exhausted window is retried first (a replicator still catching up), then falls back.
+    const exhausted = { kind: 'window-exhausted' as const, fallbackOffset: 8, detail: 'window ran out' };
+    expect(
+      decide(event, exhausted, undefined, undefined, { fallBack: false, exhaustedFallsBack: false }).outcome,
+    ).toBe(TranslationOutcome.TRANSLATION_OUTCOME_PENDING);
+    expect(
+      decide(event, exhausted, undefined, undefined, { fallBack: false, exhaustedFallsBack: true })
+        .targetOffset,
+    ).toBe(8);
     expect(decide(event, { kind: 'topic-missing', detail: '' }, undefined, undefined).outcome).toBe(
       TranslationOutcome.TRANSLATION_OUTCOME_PENDING,
     );

@@ -4,6 +4,7 @@
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { headers, type JsMsg } from 'nats';
 import {
+  EVENT_TYPE_HEADER,
   BatchConsumer,
   extractTraceContext,
   injectTraceContext,
@@ -30,6 +31,9 @@ interface Work {
   span: Span;
   translation?: Translation;
 }
+
+/** Deliveries of an event whose search window ran out before its inexact fallback is published. */
+const EXHAUSTED_ATTEMPTS_BEFORE_FALLBACK = 4;
 
 const OUTCOME_NAMES: Record<number, string> = {
   [TranslationOutcome.TRANSLATION_OUTCOME_EXACT]: 'exact',
@@ -144,7 +148,7 @@ export class Translator implements ServiceWorker {
     }
     const work: Work[] = [];
     for (const message of newest.values()) {
-      if (message.headers?.get('Offsetsync-Event') !== 'OffsetCommitted') {
+      if (message.headers?.get(EVENT_TYPE_HEADER) !== 'OffsetCommitted') {
         // Deletions need no translation; the committer does not delete offsets on targets.
         message.ack();
         continue;
@@ -240,6 +244,7 @@ export class Translator implements ServiceWorker {
       const waited = Date.now() - w.event.observedAtMs;
       w.translation = decide(w.event, nextLocations.get(w), lastLocations.get(w), bounds, {
         fallBack: fallbackAfter > 0 && waited >= fallbackAfter,
+        exhaustedFallsBack: w.message.info.redeliveryCount >= EXHAUSTED_ATTEMPTS_BEFORE_FALLBACK,
       });
       if (w.translation.learned !== undefined) {
         this.deltas.learn(
@@ -282,7 +287,7 @@ export class Translator implements ServiceWorker {
         attempts,
       });
       const hdrs = headers();
-      hdrs.set('Offsetsync-Event', 'OffsetTranslated');
+      hdrs.set(EVENT_TYPE_HEADER, 'OffsetTranslated');
       injectTraceContext(hdrs, trace.setSpan(context.active(), w.span));
       const version = w.event.version;
       const pending = t.outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING;

@@ -3,6 +3,7 @@
 import { headers, type JetStreamClient } from 'nats';
 import type { Logger } from 'pino';
 import { Heartbeat, type Problem, type Progress, ServiceRole } from '../gen/offsetsync/v1/events.js';
+import { EVENT_TYPE_HEADER } from '../nats/publish.js';
 import type { Names } from '../nats/subjects.js';
 
 /** What a heartbeat says about the instance beyond its identity, read fresh at every beat. */
@@ -80,7 +81,7 @@ export class HeartbeatPublisher {
     if (this.inFlight) return;
     const heartbeat = buildHeartbeat(this.identity, this.state, this.clock());
     const hdrs = headers();
-    hdrs.set('Offsetsync-Event', 'Heartbeat');
+    hdrs.set(EVENT_TYPE_HEADER, 'Heartbeat');
     this.inFlight = this.js
       .publish(this.subject, Heartbeat.encode(heartbeat).finish(), { headers: hdrs })
       .then(() => {

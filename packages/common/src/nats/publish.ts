@@ -1,6 +1,9 @@
 import type { JetStreamClient, MsgHdrs, PubAck } from 'nats';
 import { ErrorCodes, OffsetSyncError } from '../errors.js';
 
+/** Header naming the event type (the protobuf message) of every offsetsync stream message. */
+export const EVENT_TYPE_HEADER = 'Offsetsync-Event';
+
 /** One message for a JetStream stream. */
 export interface StreamMessage {
   subject: string;

@@ -186,7 +186,11 @@ export class StageTracker {
   complete(): number {
     let count = 0;
     for (const t of this.traces.values()) {
-      if (t.committedStoredAtMs !== undefined && t.translatedAtMs !== undefined && t.appliedAtMs !== undefined)
+      if (
+        t.committedStoredAtMs !== undefined &&
+        t.translatedAtMs !== undefined &&
+        t.appliedAtMs !== undefined
+      )
         count += 1;
     }
     return count;

@@ -83,6 +83,7 @@ export {
   type HeartbeatIdentity,
   type HeartbeatState,
 } from './heartbeat/heartbeat-publisher.js';
+export { ProblemBoard } from './heartbeat/problem-board.js';
 export {
   configFileFromArgs,
   roleSectionProblems,

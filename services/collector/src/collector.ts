@@ -1,13 +1,11 @@
 // The collector worker: reads the source cluster's offsets topic and publishes anchored events.
-import type { Problem } from '@offsetsync/common';
 import {
-  ErrorCodes,
+  ProblemBoard,
   isOffsetSyncError,
   KafkaAdapter,
   Progress,
   publishAll,
   type HeartbeatState,
-  type OffsetSyncError,
   type ServiceContext,
   type ServiceWorker,
 } from '@offsetsync/common';
@@ -23,7 +21,7 @@ export class Collector implements ServiceWorker {
   private readonly pipeline: CollectorPipeline;
   private readonly consumer: OffsetsTopicConsumer;
   private readonly counters: OutcomeCounters;
-  private readonly problems = new Map<string, Problem>();
+  private readonly problems = new ProblemBoard();
   private lastHandled: { offsetsPartition: number; offsetsOffset: number } | undefined;
   readonly heartbeat: HeartbeatState;
 
@@ -60,7 +58,7 @@ export class Collector implements ServiceWorker {
       sessionTimeoutMs: settings.sessionTimeoutMs,
       handleBatch: (partition, records) => this.handleBatch(partition, records),
       logger,
-      onProblem: (problem) => this.setProblem('KAFKA_UNREACHABLE', problem),
+      onProblem: (problem) => this.problems.set('KAFKA_UNREACHABLE', problem),
     });
     this.heartbeat = {
       progress: () =>
@@ -70,7 +68,7 @@ export class Collector implements ServiceWorker {
           pending: 0,
           lastEventAtMs: this.pipeline.lastEventAtMs,
         }),
-      problems: () => [...this.problems.values()],
+      problems: () => this.problems.list(),
     };
   }
 
@@ -89,27 +87,13 @@ export class Collector implements ServiceWorker {
   private async handleBatch(offsetsPartition: number, records: RawOffsetsRecord[]): Promise<void> {
     try {
       await this.pipeline.handleBatch(offsetsPartition, records);
-      this.setProblem('NATS_UNREACHABLE', undefined);
-      this.setProblem('KAFKA_UNREACHABLE', undefined);
+      this.problems.set('NATS_UNREACHABLE', undefined);
+      this.problems.set('KAFKA_UNREACHABLE', undefined);
       const last = records[records.length - 1];
       if (last !== undefined) this.lastHandled = { offsetsPartition, offsetsOffset: last.offset };
     } catch (error: unknown) {
-      if (isOffsetSyncError(error)) this.setProblem(error.code, error);
+      if (isOffsetSyncError(error)) this.problems.set(error.code, error);
       throw error;
     }
-  }
-
-  private setProblem(code: string, error: OffsetSyncError | undefined): void {
-    if (error === undefined) {
-      this.problems.delete(code);
-      return;
-    }
-    const since = this.problems.get(code)?.sinceMs ?? Date.now();
-    const detail = error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
-    this.problems.set(code, {
-      code: error.code === ErrorCodes.LIFECYCLE ? code : error.code,
-      detail,
-      sinceMs: since,
-    });
   }
 }

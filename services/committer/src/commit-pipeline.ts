@@ -100,7 +100,6 @@ export interface CommitPipelineOptions {
   clock?: () => number;
 }
 
-
 /** Consumer groups handled at once within a batch. */
 const GROUP_CONCURRENCY = 16;
 /** KV operations in flight at once within one group. */

@@ -1,6 +1,7 @@
 // The committer worker: for each link whose target it serves, a durable pull consumer of translated
 // offsets whose batches go through the commit pipeline; one Kafka adapter for the target cluster.
 import {
+  ProblemBoard,
   EVENT_TYPE_HEADER,
   BatchConsumer,
   ErrorCodes,
@@ -15,8 +16,6 @@ import {
   type GroupPartition,
   type HeartbeatState,
   type Names,
-  type OffsetSyncError,
-  type Problem,
   type ServiceContext,
   type ServiceWorker,
 } from '@offsetsync/common';
@@ -45,7 +44,7 @@ export class Committer implements ServiceWorker {
   private readonly sources: string[];
   private readonly pipelines: CommitPipeline[] = [];
   private readonly consumers: BatchConsumer[] = [];
-  private readonly problems = new Map<string, Problem>();
+  private readonly problems = new ProblemBoard();
   private connectionWatch: Promise<void> | undefined;
   private stopping = false;
   private wakeWatch: (() => void) | undefined;
@@ -81,7 +80,7 @@ export class Committer implements ServiceWorker {
           lastEventAtMs: latest?.lastEventAtMs ?? 0,
         });
       },
-      problems: () => [...this.problems.values()],
+      problems: () => this.problems.list(),
     };
   }
 
@@ -118,7 +117,7 @@ export class Committer implements ServiceWorker {
         backoff: { minMs: this.settings.retryBackoffMinMs, maxMs: this.settings.retryBackoffMaxMs },
         tracer: telemetry.tracer,
         logger: logger.child({ source, target }),
-        onKafkaProblem: (error) => this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, error),
+        onKafkaProblem: (error) => this.problems.set(ErrorCodes.KAFKA_UNREACHABLE, error),
         applicationCommitTime: (group, topic, partition, offset) =>
           targetCommitTime(jsm, names, target, { group, topic, partition }, offset),
       });
@@ -149,10 +148,10 @@ export class Committer implements ServiceWorker {
   private async handle(pipeline: CommitPipeline, messages: JsMsg[]): Promise<void> {
     try {
       await pipeline.handleBatch(messages);
-      this.setProblem(ErrorCodes.NATS_UNREACHABLE, undefined);
+      this.problems.set(ErrorCodes.NATS_UNREACHABLE, undefined);
     } catch (error: unknown) {
       if (isOffsetSyncError(error) && error.code === ErrorCodes.NATS_UNREACHABLE) {
-        this.setProblem(ErrorCodes.NATS_UNREACHABLE, error);
+        this.problems.set(ErrorCodes.NATS_UNREACHABLE, error);
       }
       throw error;
     }
@@ -163,7 +162,7 @@ export class Committer implements ServiceWorker {
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
         await this.adapter.connect();
-        this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, undefined);
+        this.problems.set(ErrorCodes.KAFKA_UNREACHABLE, undefined);
         return;
       } catch (error: unknown) {
         if (this.stopping) return;
@@ -171,7 +170,7 @@ export class Committer implements ServiceWorker {
           minMs: this.settings.retryBackoffMinMs,
           maxMs: this.settings.retryBackoffMaxMs,
         });
-        if (isOffsetSyncError(error)) this.setProblem(ErrorCodes.KAFKA_UNREACHABLE, error);
+        if (isOffsetSyncError(error)) this.problems.set(ErrorCodes.KAFKA_UNREACHABLE, error);
         if (attempt === 1) {
           this.context.logger.warn({ err: error, delayMs }, 'cannot reach the target cluster; retrying');
         }
@@ -184,16 +183,6 @@ export class Committer implements ServiceWorker {
         });
       }
     }
-  }
-
-  private setProblem(code: string, error: OffsetSyncError | undefined): void {
-    if (error === undefined) {
-      this.problems.delete(code);
-      return;
-    }
-    const since = this.problems.get(code)?.sinceMs ?? Date.now();
-    const detail = error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
-    this.problems.set(code, { code, detail, sinceMs: since });
   }
 }
 

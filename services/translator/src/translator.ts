@@ -4,6 +4,8 @@
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { headers, type JsMsg } from 'nats';
 import {
+  toOffsetSyncError,
+  ProblemBoard,
   EVENT_TYPE_HEADER,
   BatchConsumer,
   extractTraceContext,
@@ -16,7 +18,6 @@ import {
   publishAll,
   TranslationOutcome,
   type HeartbeatState,
-  type Problem,
   type ServiceContext,
   type ServiceWorker,
   type StreamMessage,
@@ -49,7 +50,7 @@ export class Translator implements ServiceWorker {
   private readonly consumers: BatchConsumer[] = [];
   private readonly counts = new Map<string, number>();
   private readonly pendingKeys = new Set<string>();
-  private readonly problems = new Map<string, Problem>();
+  private readonly problems = new ProblemBoard();
   private lastEventAtMs = 0;
   private readonly record: (outcome: string) => void;
   readonly heartbeat: HeartbeatState;
@@ -88,7 +89,7 @@ export class Translator implements ServiceWorker {
           pending: this.pendingKeys.size,
           lastEventAtMs: this.lastEventAtMs,
         }),
-      problems: () => [...this.problems.values()],
+      problems: () => this.problems.list(),
     };
   }
 
@@ -187,13 +188,12 @@ export class Translator implements ServiceWorker {
         source,
         work.filter((w) => w.translation === undefined),
       );
-      this.problems.delete('KAFKA_UNREACHABLE');
+      this.problems.set('KAFKA_UNREACHABLE', undefined);
     } catch (error: unknown) {
-      this.problems.set('KAFKA_UNREACHABLE', {
-        code: 'KAFKA_UNREACHABLE',
-        detail: error instanceof Error ? error.message : String(error),
-        sinceMs: this.problems.get('KAFKA_UNREACHABLE')?.sinceMs ?? Date.now(),
-      });
+      this.problems.set(
+        'KAFKA_UNREACHABLE',
+        toOffsetSyncError(error, { operation: 'locate anchors on the target' }),
+      );
       for (const w of work) w.span.end();
       throw error;
     }

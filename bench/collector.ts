@@ -30,7 +30,7 @@ import {
 } from '@offsetsync/common';
 import { REPO_ROOT } from '../test/infra/testbed.js';
 import { acquireTestbed, releaseTestbed, type BenchTestbed } from './support/bench-testbed.js';
-import { startCollectorProcess, type CollectorProcess } from './support/collector-process.js';
+import { startBenchService, type BenchService } from './support/service-process.js';
 import { CommitWorkload, seededRandom } from './support/commit-workload.js';
 import { cpuSeconds, machineBusySeconds, RssSampler } from './support/process-stats.js';
 
@@ -216,7 +216,7 @@ async function seedDataTopic(producer: Producer, topic: string): Promise<void> {
 }
 
 /** Waits until the collector process has joined its group on the offsets topic. */
-async function waitUntilReading(collector: CollectorProcess, topic: string): Promise<void> {
+async function waitUntilReading(collector: BenchService, topic: string): Promise<void> {
   const joined = await poll(
     async () => {
       if (!collector.running()) throw new Error(`the collector exited early; see ${collector.logFile}`);
@@ -439,7 +439,8 @@ async function run(): Promise<number> {
   );
 
   const profileDir = join(REPO_ROOT, '.infra', 'profiles');
-  const collector = await startCollectorProcess(
+  const collector = await startBenchService(
+    'collector',
     {
       instance: { id: INSTANCE_ID },
       clusters: {

@@ -54,7 +54,7 @@ import {
   STAGES,
   type LatencySummary,
 } from './support/e2e-latency.js';
-import { startBenchService, type BenchRole, type BenchService } from './support/e2e-services.js';
+import { startBenchService, type BenchRole, type BenchService } from './support/service-process.js';
 import { E2eWorkload } from './support/e2e-workload.js';
 import { cpuSeconds, machineBusySeconds, RssSampler } from './support/process-stats.js';
 

@@ -40,6 +40,9 @@ type Reader = Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecor
 
 const MAX_SCAN_ROUNDS = 64;
 
+/** Bytes a delta probe asks for per partition (the broker still returns a larger first batch whole). */
+const PROBE_BYTES = 64 * 1024;
+
 export function partitionKey(topic: string, partition: number): string {
   return `${partition}\u0000${topic}`;
 }
@@ -235,6 +238,10 @@ export class AnchorLocator {
         topic: p.search.request.topic,
         partition: p.search.request.partition,
         offset: p.from,
+        // The probe looks at 2 x probeWindow + 1 records; the default megabyte read (and decoded) up to
+        // the rest of the partition. A window not covered by this read is a miss, and the timestamp
+        // lookup follows: slower, never wrong.
+        maxBytes: PROBE_BYTES,
       })),
     );
     probes.forEach(({ search, guess }, i) => {

@@ -1,5 +1,5 @@
 // Runs the built offsetsync services (services/<role>/dist/main.js) as processes of their own, the way
-// they run in production, for the end-to-end benchmark. test/support/service-process.ts does the same
+// they run in production, for the benchmarks. test/support/service-process.ts does the same
 // for tests but ties each process to vitest's test lifecycle; here the caller stops them.
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
@@ -46,7 +46,7 @@ export async function startBenchService(
 ): Promise<BenchService> {
   const main = join(REPO_ROOT, 'services', role, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
-  const dir = await mkdtemp(join(tmpdir(), `offsetsync-bench-e2e-${role}-`));
+  const dir = await mkdtemp(join(tmpdir(), `offsetsync-bench-${role}-`));
   const configFile = join(dir, 'config.yaml');
   const logFile = join(dir, 'service.log');
   await writeFile(configFile, stringify(config));

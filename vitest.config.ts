@@ -14,7 +14,12 @@ export default defineConfig({
         resolve: { alias },
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts', 'test/unit/**/*.test.ts'],
+          include: [
+            'packages/*/src/**/*.test.ts',
+            'services/*/src/**/*.test.ts',
+            'cli/src/**/*.test.ts',
+            'test/unit/**/*.test.ts',
+          ],
           environment: 'node',
         },
       },

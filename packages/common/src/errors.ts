@@ -30,6 +30,8 @@ export const ErrorCodes = {
   TIMEOUT: 'TIMEOUT',
   /** A service start or stop went wrong (for example the stop grace period elapsed). */
   LIFECYCLE: 'LIFECYCLE',
+  /** A command line could not be understood (unknown command or option, missing argument). */
+  CLI_USAGE: 'CLI_USAGE',
   /** A bug, or an error that was not classified. The code of every foreign error. */
   INTERNAL: 'INTERNAL',
 } as const;

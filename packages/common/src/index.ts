@@ -91,6 +91,7 @@ export {
   servedClusters,
   SOFTWARE_VERSION,
   type ServiceContext,
+  type ServiceDefinition,
   type ServiceRoleName,
   type ServiceWorker,
 } from './lifecycle/service-main.js';

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // offsetsync committer: commits translated offsets on its target cluster and reports what it did.
 import { runServiceMain } from '@offsetsync/common';
-import { Committer } from './committer.js';
+import { committerService } from './service.js';
 
-await runServiceMain({ role: 'committer', createWorker: (context) => new Committer(context) });
+await runServiceMain(committerService);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// offsetsync health: the shared plumbing (config, telemetry, NATS streams, heartbeats, signals).
+// offsetsync health: correlates heartbeats from both sides of every link and serves the gRPC health API.
 import { runServiceMain } from '@offsetsync/common';
+import { healthService } from './service.js';
 
-await runServiceMain({ role: 'health' });
+await runServiceMain(healthService);

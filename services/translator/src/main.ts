@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // offsetsync translator: maps anchored source commits to offsets on its target cluster.
 import { runServiceMain } from '@offsetsync/common';
-import { Translator } from './translator.js';
+import { translatorService } from './service.js';
 
-await runServiceMain({ role: 'translator', createWorker: (context) => new Translator(context) });
+await runServiceMain(translatorService);

@@ -62,6 +62,13 @@ export function servedClusters(
   }
 }
 
+/** A service as the CLI and its own main run it: its role and the worker that does its job. */
+export interface ServiceDefinition {
+  role: ServiceRoleName;
+  /** The service's own work. Without one the process runs the plumbing and heartbeats only. */
+  createWorker?: (context: ServiceContext) => ServiceWorker;
+}
+
 /** Heartbeat contents of a process that runs the shared plumbing but no worker (yet). */
 const IDLE_HEARTBEAT: HeartbeatState = {
   progress: () => Progress.fromPartial({}),
@@ -98,13 +105,9 @@ export function configFileFromArgs(argv: readonly string[]): string | undefined 
  * Runs a service process. Bad config: every problem on stderr, exit code 2. Start failure: logged once,
  * exit 1. SIGTERM/SIGINT: orderly stop within the grace period, exit 0.
  */
-export async function runServiceMain(options: {
-  role: ServiceRoleName;
-  /** The service's own work. Without one the process runs the plumbing and heartbeats only. */
-  createWorker?: (context: ServiceContext) => ServiceWorker;
-  argv?: readonly string[];
-  env?: NodeJS.ProcessEnv;
-}): Promise<void> {
+export async function runServiceMain(
+  options: ServiceDefinition & { argv?: readonly string[]; env?: NodeJS.ProcessEnv },
+): Promise<void> {
   const env = options.env ?? process.env;
   let config: OffsetSyncConfig;
   try {

@@ -1,0 +1,8 @@
+// The collector as a service definition: what `offsetsync collector` and the package's own main run.
+import type { ServiceDefinition } from '@offsetsync/common';
+import { Collector } from './collector.js';
+
+export const collectorService: ServiceDefinition = {
+  role: 'collector',
+  createWorker: (context) => new Collector(context),
+};

@@ -1,0 +1,8 @@
+// The translator as a service definition: what `offsetsync translator` and the package's own main run.
+import type { ServiceDefinition } from '@offsetsync/common';
+import { Translator } from './translator.js';
+
+export const translatorService: ServiceDefinition = {
+  role: 'translator',
+  createWorker: (context) => new Translator(context),
+};

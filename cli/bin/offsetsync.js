@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Checked-in launcher, so that `npm ci` links the `offsetsync` command before anything is built.
 import { existsSync } from 'node:fs';
+import process from 'node:process';
+import { URL } from 'node:url';
 
 const main = new URL('../dist/main.js', import.meta.url);
 if (!existsSync(main)) {

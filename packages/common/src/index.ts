@@ -116,6 +116,13 @@ export {
   TranslationOutcome,
   Version,
 } from './gen/offsetsync/v1/events.js';
+export {
+  GetGroupRequest,
+  GroupStatus,
+  OffsetSyncHealthClient,
+  PartitionStatus,
+  PartitionSyncState,
+} from './gen/offsetsync/v1/health_service.js';
 
 export {
   GROUP_ACTIVE,

@@ -1,0 +1,140 @@
+// Decides whether a consumer group can start on the target now: pure, from what the source cluster and the
+// health service report, so every reason `offsetsync cutover` gives is unit-tested.
+import {
+  type CommittedOffset,
+  type GroupDescription,
+  type GroupStatus,
+  type PartitionStatus,
+  PartitionSyncState,
+} from '@offsetsync/common';
+
+/** Why a cutover is not safe yet. Stable codes for scripts; the message is for people. */
+export type CutoverBlockCode =
+  | 'ACTIVE_ON_SOURCE'
+  | 'NO_SOURCE_COMMITS'
+  | 'UNKNOWN_TO_OFFSETSYNC'
+  | 'PENDING'
+  | 'INEXACT'
+  | 'REFUSED'
+  | 'ACTIVE_ON_TARGET'
+  | 'TARGET_AHEAD';
+
+export interface CutoverBlock {
+  code: CutoverBlockCode;
+  /** `topic-partition`, or empty for a reason about the whole group. */
+  partition: string;
+  message: string;
+}
+
+export interface CutoverInput {
+  group: string;
+  from: string;
+  to: string;
+  /** The group on the source cluster right now. */
+  source: GroupDescription;
+  /** Its committed offsets on the source right now (negative offsets mean "none"). */
+  sourceCommitted: readonly CommittedOffset[];
+  /** What the health service knows about the group on the link; undefined when it never saw it. */
+  status: GroupStatus | undefined;
+}
+
+export type CutoverVerdict =
+  | { safe: true; partitions: number; summary: string }
+  | { safe: false; blocks: CutoverBlock[]; summary: string };
+
+const tp = (p: { topic: string; partition: number }): string => `${p.topic}-${p.partition}`;
+
+/** What one partition still lacks, or undefined when the target holds the exact translation of its commit. */
+function partitionBlock(
+  committed: CommittedOffset,
+  status: PartitionStatus | undefined,
+  to: string,
+): CutoverBlock | undefined {
+  const partition = tp(committed);
+  if (status === undefined || status.sourceOffset !== committed.offset) {
+    const seen = status === undefined ? 'has not seen it yet' : `last saw offset ${status.sourceOffset}`;
+    return {
+      code: 'PENDING',
+      partition,
+      message: `${partition}: the source committed offset ${committed.offset}; offsetsync ${seen}`,
+    };
+  }
+  const why = status.reason === '' ? '' : `: ${status.reason}`;
+  switch (status.state) {
+    case PartitionSyncState.PARTITION_SYNC_STATE_SYNCED:
+      if (status.exact) return undefined;
+      return {
+        code: 'INEXACT',
+        partition,
+        message:
+          `${partition}: translated inexactly; a consumer on ${to} would replay ` +
+          (status.replayIfMoved >= 0 ? `${status.replayIfMoved} records` : 'an unknown number of records'),
+      };
+    case PartitionSyncState.PARTITION_SYNC_STATE_REFUSED:
+      return { code: 'REFUSED', partition, message: `${partition}: translation refused${why}` };
+    case PartitionSyncState.PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET:
+      return {
+        code: 'ACTIVE_ON_TARGET',
+        partition,
+        message: `${partition}: the group has members on ${to}, so offsetsync left its offsets alone${why}`,
+      };
+    case PartitionSyncState.PARTITION_SYNC_STATE_TARGET_AHEAD:
+      return {
+        code: 'TARGET_AHEAD',
+        partition,
+        message: `${partition}: the application already committed on ${to}, newer than the source${why}`,
+      };
+    default:
+      return { code: 'PENDING', partition, message: `${partition}: not applied on ${to} yet${why}` };
+  }
+}
+
+/**
+ * Safe only when the group has no members on the source and every partition it committed there is
+ * translated exactly and applied on the target, for the very offset the source holds now.
+ */
+export function cutoverVerdict(input: CutoverInput): CutoverVerdict {
+  const { group, from, to } = input;
+  const blocks: CutoverBlock[] = [];
+  if (input.source.memberCount > 0) {
+    blocks.push({
+      code: 'ACTIVE_ON_SOURCE',
+      partition: '',
+      message:
+        `group ${group} still has ${input.source.memberCount} member(s) on ${from} ` +
+        `(state ${input.source.state}); stop its consumers there first`,
+    });
+  }
+  const committed = input.sourceCommitted
+    .filter((c) => c.offset >= 0)
+    .sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition);
+  if (committed.length === 0) {
+    blocks.push({
+      code: 'NO_SOURCE_COMMITS',
+      partition: '',
+      message: `group ${group} has no committed offsets on ${from}; there is nothing to move`,
+    });
+  } else if (input.status === undefined) {
+    blocks.push({
+      code: 'UNKNOWN_TO_OFFSETSYNC',
+      partition: '',
+      message: `offsetsync has not seen group ${group} on ${from} -> ${to}; is a collector running for ${from}?`,
+    });
+  } else {
+    const byPartition = new Map(input.status.partitions.map((p) => [tp(p), p]));
+    for (const c of committed) {
+      const block = partitionBlock(c, byPartition.get(tp(c)), to);
+      if (block) blocks.push(block);
+    }
+  }
+  if (blocks.length === 0) {
+    return {
+      safe: true,
+      partitions: committed.length,
+      summary:
+        `safe to start group ${group} on ${to}: all ${committed.length} partition(s) it committed on ${from} ` +
+        'are translated exactly and applied; nothing will be replayed or skipped',
+    };
+  }
+  return { safe: false, blocks, summary: `not safe to start group ${group} on ${to} yet:` };
+}

@@ -102,9 +102,13 @@ describe('cutoverVerdict', () => {
 
   it('is safe exactly when no member is left and every committed partition is synced, exact, at that offset', () => {
     const partition = fc.record({
-      offset: fc.integer({ min: 0, max: 5 }),
-      seen: fc.option(fc.integer({ min: 0, max: 5 })),
-      state: fc.constantFrom(...[1, 2, 3, 4, 5].map((n) => n as PartitionSyncState)),
+      offset: fc.integer({ min: 1, max: 5 }),
+      // Mostly the interesting case: offsetsync saw exactly the source's offset and reports it synced.
+      seen: fc.constantFrom('same', 'same', 'same', 'older', 'never'),
+      state: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(S.PARTITION_SYNC_STATE_SYNCED) },
+        { weight: 1, arbitrary: fc.constantFrom(...[2, 3, 4, 5].map((n) => n as PartitionSyncState)) },
+      ),
       exact: fc.boolean(),
     });
     fc.assert(
@@ -123,14 +127,21 @@ describe('cutoverVerdict', () => {
               })),
               status: GroupStatus.fromPartial({
                 partitions: ps.flatMap((p, i) =>
-                  p.seen === null ? [] : [synced('t', i, p.seen, { state: p.state, exact: p.exact })],
+                  p.seen === 'never'
+                    ? []
+                    : [
+                        synced('t', i, p.offset - (p.seen === 'older' ? 1 : 0), {
+                          state: p.state,
+                          exact: p.exact,
+                        }),
+                      ],
                 ),
               }),
             }),
           );
           const expected =
             members === 0 &&
-            ps.every((p) => p.seen === p.offset && p.state === S.PARTITION_SYNC_STATE_SYNCED && p.exact);
+            ps.every((p) => p.seen === 'same' && p.state === S.PARTITION_SYNC_STATE_SYNCED && p.exact);
           expect(v.safe).toBe(expected);
         },
       ),

@@ -54,10 +54,12 @@ describe('dispatch', () => {
     expect(err.join('')).toContain('unknown command "delta"');
   });
 
-  it("turns a UsageError into the message and the command's help; other errors propagate", async () => {
+  it('turns a UsageError into the message and a pointer to the help; other errors propagate', async () => {
     const { io, err } = recorder();
     await expect(dispatch(['beta'], commands, io)).resolves.toBe(EXIT_USAGE);
-    expect(err.join('')).toBe('offsetsync beta: --group is required\n\nhelp of beta\n');
+    expect(err.join('')).toBe(
+      'offsetsync beta: --group is required\nRun `offsetsync beta --help` for usage.\n',
+    );
     await expect(dispatch(['gamma'], commands, recorder().io)).rejects.toThrow('boom');
   });
 });

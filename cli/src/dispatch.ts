@@ -45,7 +45,9 @@ export async function dispatch(
     return await command.run(rest, io);
   } catch (error: unknown) {
     if (error instanceof UsageError) {
-      io.stderr(`offsetsync ${command.name}: ${error.message}\n\n${command.help}`);
+      io.stderr(
+        `offsetsync ${command.name}: ${error.message}\nRun \`offsetsync ${command.name} --help\` for usage.\n`,
+      );
       return EXIT_USAGE;
     }
     throw error;

@@ -17,7 +17,9 @@ export type CutoverBlockCode =
   | 'INEXACT'
   | 'REFUSED'
   | 'ACTIVE_ON_TARGET'
-  | 'TARGET_AHEAD';
+  | 'TARGET_AHEAD'
+  /** The source cluster or the health service could not be asked. */
+  | 'UNREACHABLE';
 
 export interface CutoverBlock {
   code: CutoverBlockCode;

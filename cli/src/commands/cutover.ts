@@ -1,0 +1,214 @@
+// `offsetsync cutover --group G --from A --to B`: waits until a group can start on the target without
+// replaying or skipping a record, or says precisely why not.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import {
+  ConfigError,
+  KafkaAdapter,
+  loadConfig,
+  type OffsetSyncConfig,
+  type OffsetSyncHealthClient,
+  parseDuration,
+} from '@offsetsync/common';
+import { pino } from 'pino';
+import { type Command, type CommandIo, UsageError } from '../command.js';
+import { type CutoverVerdict, cutoverVerdict } from '../cutover/cutover-verdict.js';
+import { connectHealth, getGroup, healthAddressFromConfig } from '../health-client.js';
+
+const HELP = `offsetsync cutover --group <group> --from <source> --to <target> [options]
+
+Verifies that a consumer group can move from the source cluster to the target cluster now. It waits until
+the group has no members on the source and the offsets it last committed there have been translated
+exactly and committed on the target, then says it is safe to start the consumers on the target. When that
+does not happen within --timeout it says why not: still active on the source, a translation pending or
+inexact (with the records a consumer would replay), refused, or the group active on the target.
+
+Options:
+  --group <group>     Consumer group id (required).
+  --from <alias>      Source cluster alias from the config (required).
+  --to <alias>        Target cluster alias from the config (required).
+  -c, --config <file> offsetsync config file with the clusters (or OFFSETSYNC_CONFIG).
+  --health <addr>     host:port of the health service's gRPC API. Default: from the config's health
+                      section, else 127.0.0.1:50051.
+  --tls-ca <file>     Connect to the health service over TLS, verifying it with this CA bundle.
+  --timeout <dur>     How long to wait for the cutover to become safe. Default: 2m.
+  --interval <dur>    How often to look again while waiting. Default: 1s.
+  --json              Print the outcome as one JSON object instead of text.
+  -h, --help          Show this help.
+
+Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad command line.
+
+Examples:
+  offsetsync cutover --config offsetsync.yaml --group billing --from onprem --to cloud
+  offsetsync cutover -c offsetsync.yaml --group billing --from onprem --to cloud --timeout 10m --json
+`;
+
+interface CutoverArgs {
+  group: string;
+  from: string;
+  to: string;
+  config: string | undefined;
+  health: string | undefined;
+  tlsCa: string | undefined;
+  timeoutMs: number;
+  intervalMs: number;
+  json: boolean;
+}
+
+function duration(option: string, value: string | undefined, fallbackMs: number): number {
+  if (value === undefined) return fallbackMs;
+  const parsed = parseDuration(value);
+  if (!parsed.ok) throw new UsageError(`--${option}: ${parsed.message}`);
+  return parsed.ms;
+}
+
+export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        group: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        config: { type: 'string', short: 'c' },
+        health: { type: 'string' },
+        'tls-ca': { type: 'string' },
+        timeout: { type: 'string' },
+        interval: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error: unknown) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const missing = (['group', 'from', 'to'] as const).filter((k) => !values[k]);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.map((k) => `--${k}`).join(', ')}`);
+  return {
+    group: values.group!,
+    from: values.from!,
+    to: values.to!,
+    config: values.config,
+    health: values.health,
+    tlsCa: values['tls-ca'],
+    timeoutMs: duration('timeout', values.timeout, 120_000),
+    intervalMs: duration('interval', values.interval, 1_000),
+    json: values.json,
+  };
+}
+
+/** One look at the source cluster and the health service; an unreachable one is a reason, not a crash. */
+async function observe(
+  args: CutoverArgs,
+  source: KafkaAdapter,
+  health: OffsetSyncHealthClient,
+  healthAddress: string,
+): Promise<CutoverVerdict> {
+  const [group, committed, status] = await Promise.allSettled([
+    source.describeGroup(args.group),
+    source.fetchCommittedOffsets(args.group),
+    getGroup(health, { sourceCluster: args.from, targetCluster: args.to, group: args.group }),
+  ]);
+  const unreachable = [
+    group.status === 'rejected'
+      ? `cannot read group ${args.group} on ${args.from}: ${message(group.reason)}`
+      : '',
+    committed.status === 'rejected'
+      ? `cannot read its offsets on ${args.from}: ${message(committed.reason)}`
+      : '',
+    status.status === 'rejected'
+      ? `cannot ask the health service at ${healthAddress}: ${message(status.reason)}`
+      : '',
+  ].filter((m) => m !== '');
+  if (group.status === 'rejected' || committed.status === 'rejected' || status.status === 'rejected') {
+    return {
+      safe: false,
+      summary: `cannot tell whether group ${args.group} can start on ${args.to}:`,
+      blocks: unreachable.map((m) => ({ code: 'UNREACHABLE', partition: '', message: m })),
+    };
+  }
+  return cutoverVerdict({
+    group: args.group,
+    from: args.from,
+    to: args.to,
+    source: group.value,
+    sourceCommitted: committed.value,
+    status: status.value,
+  });
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function describe(verdict: CutoverVerdict): string {
+  return verdict.safe
+    ? verdict.summary
+    : [verdict.summary, ...verdict.blocks.map((b) => `  - ${b.message}`)].join('\n');
+}
+
+function sourceCluster(config: OffsetSyncConfig, alias: string) {
+  const cluster = config.clusters[alias];
+  if (cluster === undefined) {
+    const known = Object.keys(config.clusters).join(', ') || 'none';
+    throw new UsageError(`cluster "${alias}" is not in the config (known: ${known})`);
+  }
+  return cluster;
+}
+
+async function runCutover(argv: readonly string[], io: CommandIo): Promise<number> {
+  const args = parseCutoverArgs(argv);
+  let config: OffsetSyncConfig;
+  try {
+    config = loadConfig({ file: args.config });
+  } catch (error: unknown) {
+    if (!(error instanceof ConfigError)) throw error;
+    io.stderr(`offsetsync cutover: ${error.message}\n`);
+    return 2;
+  }
+  if (!config.links.some((l) => l.source === args.from && l.target === args.to)) {
+    throw new UsageError(`the config has no link ${args.from} -> ${args.to}`);
+  }
+  const healthAddress = args.health ?? healthAddressFromConfig(config) ?? '127.0.0.1:50051';
+  const cluster = sourceCluster(config, args.from);
+  const source = new KafkaAdapter({
+    cluster,
+    clientId: cluster.clientId ?? 'offsetsync-cutover',
+    logger: pino({ level: 'silent' }),
+  });
+  const health = connectHealth(healthAddress, args.tlsCa === undefined ? undefined : { caFile: args.tlsCa });
+  try {
+    const deadline = Date.now() + args.timeoutMs;
+    let verdict = await observe(args, source, health, healthAddress);
+    let shown = '';
+    while (!verdict.safe && Date.now() + args.intervalMs <= deadline) {
+      const text = describe(verdict).replace(/^not safe[^\n]*:/, 'waiting:');
+      if (!args.json && text !== shown) io.stderr(`${text}\n`);
+      shown = text;
+      await sleep(args.intervalMs);
+      verdict = await observe(args, source, health, healthAddress);
+    }
+    if (args.json) {
+      const blocks = verdict.safe ? [] : verdict.blocks;
+      io.stdout(
+        `${JSON.stringify({ group: args.group, from: args.from, to: args.to, safe: verdict.safe, blocks })}\n`,
+      );
+    } else {
+      io.stdout(`${describe(verdict)}\n`);
+    }
+    return verdict.safe ? 0 : 1;
+  } finally {
+    health.close();
+    await source.disconnect();
+  }
+}
+
+export const cutoverCommand: Command = {
+  name: 'cutover',
+  summary:
+    'wait until a consumer group can start on the target without replaying or skipping, or say why not',
+  help: HELP,
+  run: runCutover,
+};

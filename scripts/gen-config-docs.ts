@@ -1,0 +1,86 @@
+// Writes docs/configuration.md, the configuration reference, from the config schema's own descriptions
+// (describeConfigSchema). `npm run docs:config` runs it; test/unit/config-docs.test.ts fails when the file
+// in the repository differs from what this renders.
+import { writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { format, resolveConfig } from 'prettier';
+import { describeConfigSchema, type ConfigFieldDescription } from '@offsetsync/common';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+/** Where the reference is written. */
+export const CONFIGURATION_DOC = join(ROOT, 'docs/configuration.md');
+
+const SECTION_INTROS: Record<string, string> = {
+  instance: 'Identity of the process.',
+  clusters: 'The Kafka clusters, by alias. Links and the service sections refer to clusters by alias.',
+  links: 'Source -> target pairs: offsets committed on the source are distributed to the target.',
+  nats: 'The NATS server with JetStream that carries every event between the services.',
+  collector: 'Present where a collector runs (source side); `cluster` names the source.',
+  translator: 'Present where a translator runs; `target` names the target cluster it translates for.',
+  committer: 'Present where a committer runs (target side); `target` names the target cluster.',
+  health: 'Present where the health service runs.',
+  probes: 'The grpc.health.v1 endpoint every service serves for liveness and readiness probes.',
+  heartbeat: 'Heartbeats every instance publishes for the health service.',
+  telemetry: 'Metrics and traces.',
+  logging: 'Logs (JSON lines on standard output).',
+};
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+function row(field: ConfigFieldDescription): string {
+  const setting = `\`${field.path}\``;
+  const type = cell(field.type) + (field.secret ? ' (secret)' : '');
+  const defaultText =
+    field.default !== undefined ? `\`${cell(field.default)}\`` : field.required ? 'required' : '-';
+  const env = field.env !== undefined ? `\`${field.env}\`` : 'with the enclosing list';
+  return `| ${setting} | ${type} | ${defaultText} | ${env} | ${cell(field.description)} |`;
+}
+
+/** The configuration reference as Markdown, formatted with the project's Prettier settings. */
+export async function renderConfigurationDoc(): Promise<string> {
+  const sections = new Map<string, ConfigFieldDescription[]>();
+  for (const field of describeConfigSchema()) {
+    const top = field.path.split(/[.[]/)[0] ?? field.path;
+    sections.set(top, [...(sections.get(top) ?? []), field]);
+  }
+  const lines = [
+    '# Configuration reference',
+    '',
+    '<!-- Generated from packages/common/src/config/schema.ts by `npm run docs:config`; do not edit. -->',
+    '',
+    'Every service reads one YAML file, named by `--config <file>` or the environment variable',
+    '`OFFSETSYNC_CONFIG`. Each setting can also be given as an environment variable, which wins over the',
+    'file: `OFFSETSYNC_` followed by the path in upper case, `__` between levels, camelCase words split by',
+    '`_` (`nats.connectTimeoutMs` is `OFFSETSYNC_NATS__CONNECT_TIMEOUT_MS`). A cluster alias appears',
+    'upper-cased with `-` as `_` (`<ALIAS>` below). Lists are comma-separated in the environment, lists of',
+    'objects are JSON. Durations accept `250ms`, `5s`, `2m`, `1h` or a number of milliseconds.',
+    '',
+    'The configuration is checked completely at start-up: every problem is listed at once and the service',
+    'exits with code 2; nothing is corrected silently. Secret settings are redacted in logs.',
+  ];
+  for (const [name, fields] of sections) {
+    lines.push('', `## ${name}`, '');
+    const intro = SECTION_INTROS[name];
+    if (intro !== undefined) lines.push(intro, '');
+    lines.push(
+      '| Setting | Type | Default | Environment variable | Description |',
+      '| --- | --- | --- | --- | --- |',
+    );
+    lines.push(...fields.map(row));
+  }
+  lines.push('');
+  const options = (await resolveConfig(CONFIGURATION_DOC)) ?? {};
+  return format(lines.join('\n'), { ...options, filepath: CONFIGURATION_DOC });
+}
+
+async function main(): Promise<void> {
+  writeFileSync(CONFIGURATION_DOC, await renderConfigurationDoc());
+  console.log(`wrote ${CONFIGURATION_DOC}`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await main();
+}

@@ -1,5 +1,6 @@
 // Every `offsetsync` subcommand, in the order `offsetsync --help` lists them.
 import type { Command } from '../command.js';
 import { serviceCommands } from './service-commands.js';
+import { statusCommand } from './status.js';
 
-export const commands: readonly Command[] = [...serviceCommands];
+export const commands: readonly Command[] = [...serviceCommands, statusCommand];

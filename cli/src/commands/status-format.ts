@@ -61,7 +61,7 @@ export function parsePartitionState(text: string): PartitionSyncState | undefine
     .replace(/^PARTITION_SYNC_STATE_/, '')
     .replaceAll('-', '_')}`;
   const value = (PartitionSyncState as unknown as Record<string, unknown>)[name];
-  return typeof value === 'number' && value > 0 ? (value) : undefined;
+  return typeof value === 'number' && value > 0 ? value : undefined;
 }
 
 function roleName(role: ServiceRole): string {

@@ -1,7 +1,7 @@
 // Binding and stopping a @grpc/grpc-js server, with optional TLS, the way every offsetsync gRPC
 // endpoint (the probe port of each service, the health API) does it.
 import { readFileSync } from 'node:fs';
-import type { Server} from '@grpc/grpc-js';
+import type { Server } from '@grpc/grpc-js';
 import { ServerCredentials } from '@grpc/grpc-js';
 import { ErrorCodes, OffsetSyncError } from '../errors.js';
 

@@ -85,7 +85,11 @@ describe('health', () => {
     expect(await client.check(LINK)).toBe(ServingStatus.NOT_SERVING);
 
     // Only a collector: SOURCE_ONLY within 3 heartbeat intervals of its first heartbeat.
-    const collector = await startService('collector', config);
+    const probePort = await freePort();
+    const collector = await startService('collector', {
+      ...config,
+      probes: { host: '127.0.0.1', port: probePort },
+    });
     let since = await firstHeartbeat(ServiceRole.SERVICE_ROLE_COLLECTOR);
     const sourceOnly = await waitForState(
       LinkState.LINK_STATE_SOURCE_ONLY,
@@ -95,6 +99,8 @@ describe('health', () => {
       'a collector runs for "source", but no translator and no committer runs for "target"',
     );
     expect(await client.check(LINK)).toBe(ServingStatus.NOT_SERVING);
+    // The collector process itself is fine: its probe port says SERVING.
+    expect(await healthClients(`127.0.0.1:${probePort}`).check('')).toBe(ServingStatus.SERVING);
     await collector.stop();
     await waitForState(LinkState.LINK_STATE_DOWN, 10_000);
 

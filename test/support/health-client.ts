@@ -1,8 +1,7 @@
 // gRPC clients of the health service for tests: Check, Watch (recorded), ListLinks, GetGroup.
 import { credentials, Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { onTestFinished } from 'vitest';
-import type {
-  ServingStatus} from '@offsetsync/common';
+import type { ServingStatus } from '@offsetsync/common';
 import {
   GetGroupRequest,
   HealthClient,

@@ -156,7 +156,7 @@ function streamFilter(names: Names, kind: StreamKind): string {
 
 const KINDS: readonly StreamKind[] = ['heartbeats', 'committed', 'translated', 'applied'];
 
-/** Follows the streams; {@link caughtUp} resolves once everything stored at start has been read. */
+/** Follows the streams; `start()` resolves once everything they held at start has been read. */
 export class EventFeed {
   private readonly subscriptions: JetStreamSubscription[] = [];
   private readonly loops: Promise<void>[] = [];

@@ -459,6 +459,7 @@ async function run(): Promise<number> {
       },
       heartbeat: { intervalMs: `${HEARTBEAT_INTERVAL_MS}ms` },
       telemetry: { prometheus: { enabled: false } },
+      probes: { port: 0 },
       logging: { level: 'info' },
     },
     { nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },

@@ -512,6 +512,7 @@ async function run(): Promise<Outcome> {
     nats: { servers: [nats.url], subjectPrefix: names.prefix },
     heartbeat: { intervalMs: `${HEARTBEAT_INTERVAL_MS}ms` },
     telemetry: { prometheus: { enabled: false } },
+    probes: { port: 0 },
     logging: { level: 'warn' },
   };
   const sections: Record<BenchRole, Record<string, unknown>> = {

@@ -1,24 +1,79 @@
-// A client of the health service's gRPC API, for the operator commands (`status`, `cutover`).
+// A client of the health service's gRPC API for the operator commands (`status`, `cutover`): the
+// connection options they share, and promises around the generated callback client.
 import { readFileSync } from 'node:fs';
 import {
   credentials,
-  type ChannelCredentials,
   Metadata,
   status as GrpcStatus,
+  type ChannelCredentials,
   type ServiceError,
 } from '@grpc/grpc-js';
 import {
   GetGroupRequest,
   type GroupStatus,
-  OffsetSyncHealthClient,
   type OffsetSyncConfig,
+  type OffsetSyncHealthClient,
 } from '@offsetsync/common';
+import { UsageError } from './command.js';
 
-/** Files for a TLS connection to the health service; all optional (the system roots verify the server). */
-export interface HealthTlsFiles {
-  caFile?: string | undefined;
-  certFile?: string | undefined;
-  keyFile?: string | undefined;
+/** The command-line options that say how to reach the health service, for `parseArgs`. */
+export const HEALTH_CONNECTION_OPTIONS = {
+  address: { type: 'string' },
+  tls: { type: 'boolean', default: false },
+  'ca-file': { type: 'string' },
+  'cert-file': { type: 'string' },
+  'key-file': { type: 'string' },
+} as const;
+
+export const HEALTH_CONNECTION_HELP = `  --address <host:port>   Health service gRPC address. Default: 127.0.0.1:50051.
+  --tls                   Connect with TLS (system CAs unless --ca-file).
+  --ca-file <file>        PEM CA certificates to verify the server with (implies --tls).
+  --cert-file <file>      PEM client certificate for mutual TLS (with --key-file).
+  --key-file <file>       PEM private key of the client certificate.`;
+
+export const DEFAULT_HEALTH_ADDRESS = '127.0.0.1:50051';
+
+/** The parsed values of {@link HEALTH_CONNECTION_OPTIONS}. */
+export interface HealthConnectionValues {
+  address?: string | undefined;
+  tls?: boolean | undefined;
+  'ca-file'?: string | undefined;
+  'cert-file'?: string | undefined;
+  'key-file'?: string | undefined;
+}
+
+export interface HealthConnection {
+  address: string;
+  credentials: ChannelCredentials;
+}
+
+/** Checks the connection options and reads the TLS files; every problem is a {@link UsageError}. */
+export function healthConnection(
+  values: HealthConnectionValues,
+  fallbackAddress = DEFAULT_HEALTH_ADDRESS,
+): HealthConnection {
+  const address = values.address ?? fallbackAddress;
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(address)) {
+    throw new UsageError(`--address must be host:port, got ${JSON.stringify(address)}`);
+  }
+  if ((values['cert-file'] === undefined) !== (values['key-file'] === undefined)) {
+    throw new UsageError('--cert-file and --key-file go together');
+  }
+  const read = (file: string | undefined): Buffer | null => {
+    if (file === undefined) return null;
+    try {
+      return readFileSync(file);
+    } catch (error: unknown) {
+      throw new UsageError(`cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  const useTls = values.tls === true || values['ca-file'] !== undefined || values['cert-file'] !== undefined;
+  return {
+    address,
+    credentials: useTls
+      ? credentials.createSsl(read(values['ca-file']), read(values['key-file']), read(values['cert-file']))
+      : credentials.createInsecure(),
+  };
 }
 
 /** Where the health service listens according to a config: a wildcard bind address is reached on loopback. */
@@ -29,32 +84,39 @@ export function healthAddressFromConfig(config: OffsetSyncConfig): string | unde
   return `${host.includes(':') ? `[${host}]` : host}:${grpc.port}`;
 }
 
-function channelCredentials(tls: HealthTlsFiles | undefined): ChannelCredentials {
-  if (tls === undefined) return credentials.createInsecure();
-  const read = (file: string | undefined) => (file === undefined ? null : readFileSync(file));
-  return credentials.createSsl(read(tls.caFile), read(tls.keyFile), read(tls.certFile));
-}
-
-export function connectHealth(address: string, tls?: HealthTlsFiles): OffsetSyncHealthClient {
-  return new OffsetSyncHealthClient(address, channelCredentials(tls));
+/** One unary call of the generated client as a promise, with a deadline. */
+export function unary<Req, Res>(
+  call: (
+    request: Req,
+    metadata: Metadata,
+    options: { deadline: number },
+    callback: (e: ServiceError | null, r: Res) => void,
+  ) => unknown,
+  request: Req,
+  timeoutMs: number,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    call(request, new Metadata(), { deadline: Date.now() + timeoutMs }, (error, response) => {
+      if (error) reject(error);
+      else resolve(response);
+    });
+  });
 }
 
 /** One group on one link; undefined when the health service never saw it (NOT_FOUND). */
-export function getGroup(
+export async function getGroup(
   client: OffsetSyncHealthClient,
   request: { sourceCluster: string; targetCluster: string; group: string },
-  deadlineMs = 5_000,
+  timeoutMs = 5_000,
 ): Promise<GroupStatus | undefined> {
-  return new Promise((resolve, reject) => {
-    client.getGroup(
+  try {
+    return await unary(
+      (r, m, o, cb) => client.getGroup(r, m, o, cb),
       GetGroupRequest.fromPartial(request),
-      new Metadata(),
-      { deadline: Date.now() + deadlineMs },
-      (error: ServiceError | null, response: GroupStatus) => {
-        if (error === null) resolve(response);
-        else if (error.code === GrpcStatus.NOT_FOUND) resolve(undefined);
-        else reject(error);
-      },
+      timeoutMs,
     );
-  });
+  } catch (error: unknown) {
+    if ((error as Partial<ServiceError>).code === GrpcStatus.NOT_FOUND) return undefined;
+    throw error;
+  }
 }

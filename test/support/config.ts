@@ -28,6 +28,8 @@ export function testConfig(testbed: TestbedInfo, sections: Record<string, unknow
     links: [{ source: 'source', target: 'target' }],
     heartbeat: { intervalMs: '500ms' },
     telemetry: { prometheus: { enabled: false } },
+    // Several services of one test run side by side: each probe port is a free one.
+    probes: { port: 0 },
     logging: { level: 'info' },
     ...sections,
     nats: { servers: [testbed.nats.url], subjectPrefix: prefix },

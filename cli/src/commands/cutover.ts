@@ -7,13 +7,20 @@ import {
   KafkaAdapter,
   loadConfig,
   type OffsetSyncConfig,
-  type OffsetSyncHealthClient,
+  OffsetSyncHealthClient,
   parseDuration,
 } from '@offsetsync/common';
 import { pino } from 'pino';
 import { type Command, type CommandIo, UsageError } from '../command.js';
 import { type CutoverVerdict, cutoverVerdict } from '../cutover/cutover-verdict.js';
-import { connectHealth, getGroup, healthAddressFromConfig } from '../health-client.js';
+import {
+  HEALTH_CONNECTION_HELP,
+  HEALTH_CONNECTION_OPTIONS,
+  type HealthConnectionValues,
+  getGroup,
+  healthAddressFromConfig,
+  healthConnection,
+} from '../health-client.js';
 
 const HELP = `offsetsync cutover --group <group> --from <source> --to <target> [options]
 
@@ -24,17 +31,16 @@ does not happen within --timeout it says why not: still active on the source, a 
 inexact (with the records a consumer would replay), refused, or the group active on the target.
 
 Options:
-  --group <group>     Consumer group id (required).
-  --from <alias>      Source cluster alias from the config (required).
-  --to <alias>        Target cluster alias from the config (required).
-  -c, --config <file> offsetsync config file with the clusters (or OFFSETSYNC_CONFIG).
-  --health <addr>     host:port of the health service's gRPC API. Default: from the config's health
-                      section, else 127.0.0.1:50051.
-  --tls-ca <file>     Connect to the health service over TLS, verifying it with this CA bundle.
-  --timeout <dur>     How long to wait for the cutover to become safe. Default: 2m.
-  --interval <dur>    How often to look again while waiting. Default: 1s.
-  --json              Print the outcome as one JSON object instead of text.
-  -h, --help          Show this help.
+  --group <group>         Consumer group id (required).
+  --from <alias>          Source cluster alias from the config (required).
+  --to <alias>            Target cluster alias from the config (required).
+  -c, --config <file>     offsetsync config file with the clusters (or OFFSETSYNC_CONFIG).
+${HEALTH_CONNECTION_HELP}
+                          The address defaults to the config's health section, if it has one.
+  --timeout <dur>         How long to wait for the cutover to become safe. Default: 2m.
+  --interval <dur>        How often to look again while waiting. Default: 1s.
+  --json                  Print the outcome as one JSON object instead of text.
+  -h, --help              Show this help.
 
 Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad command line.
 
@@ -48,8 +54,7 @@ interface CutoverArgs {
   from: string;
   to: string;
   config: string | undefined;
-  health: string | undefined;
-  tlsCa: string | undefined;
+  connection: HealthConnectionValues;
   timeoutMs: number;
   intervalMs: number;
   json: boolean;
@@ -74,8 +79,7 @@ export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
         from: { type: 'string' },
         to: { type: 'string' },
         config: { type: 'string', short: 'c' },
-        health: { type: 'string' },
-        'tls-ca': { type: 'string' },
+        ...HEALTH_CONNECTION_OPTIONS,
         timeout: { type: 'string' },
         interval: { type: 'string' },
         json: { type: 'boolean', default: false },
@@ -91,8 +95,13 @@ export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
     from: values.from!,
     to: values.to!,
     config: values.config,
-    health: values.health,
-    tlsCa: values['tls-ca'],
+    connection: {
+      address: values.address,
+      tls: values.tls,
+      'ca-file': values['ca-file'],
+      'cert-file': values['cert-file'],
+      'key-file': values['key-file'],
+    },
     timeoutMs: duration('timeout', values.timeout, 120_000),
     intervalMs: duration('interval', values.interval, 1_000),
     json: values.json,
@@ -171,14 +180,15 @@ async function runCutover(argv: readonly string[], io: CommandIo): Promise<numbe
   if (!config.links.some((l) => l.source === args.from && l.target === args.to)) {
     throw new UsageError(`the config has no link ${args.from} -> ${args.to}`);
   }
-  const healthAddress = args.health ?? healthAddressFromConfig(config) ?? '127.0.0.1:50051';
+  const connection = healthConnection(args.connection, healthAddressFromConfig(config));
+  const healthAddress = connection.address;
   const cluster = sourceCluster(config, args.from);
   const source = new KafkaAdapter({
     cluster,
     clientId: cluster.clientId ?? 'offsetsync-cutover',
     logger: pino({ level: 'silent' }),
   });
-  const health = connectHealth(healthAddress, args.tlsCa === undefined ? undefined : { caFile: args.tlsCa });
+  const health = new OffsetSyncHealthClient(connection.address, connection.credentials);
   try {
     const deadline = Date.now() + args.timeoutMs;
     let verdict = await observe(args, source, health, healthAddress);

@@ -2,5 +2,6 @@
 import type { Command } from '../command.js';
 import { cutoverCommand } from './cutover.js';
 import { serviceCommands } from './service-commands.js';
+import { statusCommand } from './status.js';
 
-export const commands: readonly Command[] = [...serviceCommands, cutoverCommand];
+export const commands: readonly Command[] = [...serviceCommands, statusCommand, cutoverCommand];

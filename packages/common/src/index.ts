@@ -61,6 +61,36 @@ export {
 
 export { KafkaReader, KafkaWriter } from './kafka/binary.js';
 
+export { bindServer, serverCredentials, shutdownServer, type GrpcServerTls } from './grpc/grpc-server.js';
+export { HealthStatusBoard, healthServer, ServingStatus } from './grpc/health-status-board.js';
+export { ProbeServer } from './grpc/probe-server.js';
+export {
+  HealthCheckRequest,
+  HealthCheckResponse,
+  HealthClient,
+  HealthService,
+  type HealthServer,
+} from './gen/grpc/health/v1/health.js';
+export {
+  GetGroupRequest,
+  GroupStatus,
+  InstanceInfo,
+  LinkState,
+  linkStateToJSON,
+  LinkStatus,
+  ListGroupsRequest,
+  ListGroupsResponse,
+  ListLinksRequest,
+  ListLinksResponse,
+  OffsetSyncHealthClient,
+  OffsetSyncHealthService,
+  PartitionStatus,
+  PartitionSyncState,
+  partitionSyncStateToJSON,
+  WatchLinksRequest,
+  type OffsetSyncHealthServer,
+} from './gen/offsetsync/v1/health_service.js';
+
 export { connectNats, type NatsConnectionSettings } from './nats/connection.js';
 export {
   provisionDurableConsumer,
@@ -116,13 +146,6 @@ export {
   TranslationOutcome,
   Version,
 } from './gen/offsetsync/v1/events.js';
-export {
-  GetGroupRequest,
-  GroupStatus,
-  OffsetSyncHealthClient,
-  PartitionStatus,
-  PartitionSyncState,
-} from './gen/offsetsync/v1/health_service.js';
 
 export {
   GROUP_ACTIVE,

@@ -1,4 +1,8 @@
 // The health service as a service definition: what `offsetsync health` and the package's own main run.
 import type { ServiceDefinition } from '@offsetsync/common';
+import { HealthWorker } from './health-worker.js';
 
-export const healthService: ServiceDefinition = { role: 'health' };
+export const healthService: ServiceDefinition = {
+  role: 'health',
+  createWorker: (context) => new HealthWorker(context),
+};

@@ -388,6 +388,23 @@ export const OffsetSyncConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /**
+     * The probe port of every service process: grpc.health.v1 Check/Watch for service "" (the process
+     * itself), for Kubernetes liveness/readiness probes. Default: enabled on 0.0.0.0:8090.
+     */
+    probes: z
+      .object({
+        /** Whether to serve the probe port. Default: `true`. */
+        enabled: doc(z.boolean().default(true), {
+          description: 'Serve grpc.health.v1 about this process on the probe port (Kubernetes grpc probes).',
+        }),
+        /** Address the probe port binds. Default: `0.0.0.0`. */
+        host: doc(z.string().min(1).default('0.0.0.0'), { description: 'Address the probe port binds.' }),
+        /** Port of the probe server. Default: `8090`. */
+        port: doc(port.default(8090), { description: 'Port of the probe server (0 picks a free port).' }),
+      })
+      .strict()
+      .prefault({}),
     /** OpenTelemetry settings. Default: see the fields. */
     telemetry: z
       .object({

@@ -8,6 +8,7 @@ import { loadConfig } from '../config/load-config.js';
 import { redactConfig } from '../config/redact.js';
 import type { OffsetSyncConfig } from '../config/schema.js';
 import { Progress, ServiceRole } from '../gen/offsetsync/v1/events.js';
+import { ProbeServer } from '../grpc/probe-server.js';
 import { HeartbeatPublisher, type HeartbeatState } from '../heartbeat/heartbeat-publisher.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { connectNats } from '../nats/connection.js';
@@ -134,11 +135,18 @@ export async function runServiceMain(
   let nats: NatsConnection | undefined;
   let worker: ServiceWorker | undefined;
   let heartbeats: HeartbeatPublisher | undefined;
+  let probe: ProbeServer | undefined;
   const startedAtMs = Date.now();
   const lifecycle = new ServiceLifecycle({
     name: serviceName,
     logger,
     start: async () => {
+      // The probe port answers first (NOT_SERVING), so a Kubernetes probe during start-up sees a
+      // process that is alive but not ready rather than a closed port.
+      if (config.probes.enabled) {
+        probe = await ProbeServer.start(config.probes.host, config.probes.port);
+        logger.info({ host: config.probes.host, port: probe.port }, 'grpc.health.v1 probe port served');
+      }
       telemetry = startTelemetry({
         serviceName,
         serviceNamespace: config.telemetry.serviceNamespace,
@@ -172,13 +180,16 @@ export async function runServiceMain(
         logger,
       );
       heartbeats.start();
+      probe?.serving();
     },
     stop: async (reason) => {
+      probe?.notServing();
       try {
         await heartbeats?.stop();
         await worker?.stop(reason);
         await nats?.drain();
       } finally {
+        await probe?.stop();
         await telemetry?.shutdown();
       }
     },

@@ -1,0 +1,161 @@
+// What `offsetsync status` prints: the health API's answers as plain JSON rows for scripts, or as
+// aligned tables for people. Pure.
+import {
+  LinkState,
+  PartitionSyncState,
+  ServiceRole,
+  type GroupStatus,
+  type LinkStatus,
+} from '@offsetsync/common';
+
+/** One link, as `--json` prints it. */
+export interface LinkRow {
+  source: string;
+  target: string;
+  state: string;
+  reason: string;
+  endToEndLagMs: number;
+  pending: number;
+  lastSourceCommitMs: number;
+  lastAppliedMs: number;
+  changedAtMs: number;
+  instances: { role: string; instanceId: string; lastHeartbeatMs: number; softwareVersion: string }[];
+}
+
+/** One partition of one group on one link, as `--json` prints it. */
+export interface GroupRow {
+  source: string;
+  target: string;
+  group: string;
+  topic: string;
+  partition: number;
+  sourceOffset: number;
+  targetOffset: number;
+  exact: boolean;
+  lagMs: number;
+  replayIfMoved: number;
+  state: string;
+  reason: string;
+}
+
+export interface StatusReport {
+  overallState: string;
+  links: LinkRow[];
+  groups: GroupRow[];
+}
+
+/** LINK_STATE_SOURCE_ONLY -> SOURCE_ONLY. */
+export function linkStateName(state: LinkState): string {
+  return (LinkState[state] ?? 'UNRECOGNIZED').replace(/^LINK_STATE_/, '');
+}
+
+/** PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET -> SKIPPED_ACTIVE_ON_TARGET. */
+export function partitionStateName(state: PartitionSyncState): string {
+  return (PartitionSyncState[state] ?? 'UNRECOGNIZED').replace(/^PARTITION_SYNC_STATE_/, '');
+}
+
+/** The --state option's value (case-insensitive, with or without prefix) as an enum value. */
+export function parsePartitionState(text: string): PartitionSyncState | undefined {
+  const name = `PARTITION_SYNC_STATE_${text
+    .toUpperCase()
+    .replace(/^PARTITION_SYNC_STATE_/, '')
+    .replaceAll('-', '_')}`;
+  const value = (PartitionSyncState as unknown as Record<string, unknown>)[name];
+  return typeof value === 'number' && value > 0 ? value : undefined;
+}
+
+function roleName(role: ServiceRole): string {
+  return (ServiceRole[role] ?? 'UNRECOGNIZED').replace(/^SERVICE_ROLE_/, '').toLowerCase();
+}
+
+export function linkRow(link: LinkStatus): LinkRow {
+  return {
+    source: link.sourceCluster,
+    target: link.targetCluster,
+    state: linkStateName(link.state),
+    reason: link.reason,
+    endToEndLagMs: link.endToEndLagMs,
+    pending: link.pending,
+    lastSourceCommitMs: link.lastSourceCommitMs,
+    lastAppliedMs: link.lastAppliedMs,
+    changedAtMs: link.changedAtMs,
+    instances: link.instances.map((i) => ({
+      role: roleName(i.role),
+      instanceId: i.instanceId,
+      lastHeartbeatMs: i.lastHeartbeatMs,
+      softwareVersion: i.softwareVersion,
+    })),
+  };
+}
+
+export function groupRows(group: GroupStatus): GroupRow[] {
+  return group.partitions.map((p) => ({
+    source: group.sourceCluster,
+    target: group.targetCluster,
+    group: group.group,
+    topic: p.topic,
+    partition: p.partition,
+    sourceOffset: p.sourceOffset,
+    targetOffset: p.targetOffset,
+    exact: p.exact,
+    lagMs: p.lagMs,
+    replayIfMoved: p.replayIfMoved,
+    state: partitionStateName(p.state),
+    reason: p.reason,
+  }));
+}
+
+/** Left-aligned columns separated by two spaces; the header row first. */
+export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+const orDash = (n: number, unit = '') => (n < 0 ? '-' : `${n}${unit}`);
+
+/** The report as tables for people. */
+export function formatReport(report: StatusReport): string {
+  const out: string[] = [];
+  out.push(`Overall: ${report.overallState}`, '');
+  if (report.links.length === 0) out.push('No links known.');
+  else
+    out.push(
+      table(
+        ['LINK', 'STATE', 'LAG', 'PENDING', 'INSTANCES', 'REASON'],
+        report.links.map((l) => [
+          `${l.source} -> ${l.target}`,
+          l.state,
+          orDash(l.endToEndLagMs, ' ms'),
+          String(l.pending),
+          l.instances.map((i) => `${i.role}:${i.instanceId}`).join(',') || '-',
+          l.reason,
+        ]),
+      ),
+    );
+  if (report.groups.length > 0) {
+    out.push(
+      '',
+      table(
+        ['LINK', 'GROUP', 'TOPIC/PARTITION', 'SOURCE', 'TARGET', 'EXACT', 'LAG', 'REPLAY', 'STATE', 'REASON'],
+        report.groups.map((g) => [
+          `${g.source} -> ${g.target}`,
+          g.group,
+          `${g.topic}/${g.partition}`,
+          String(g.sourceOffset),
+          orDash(g.targetOffset),
+          g.exact ? 'yes' : 'no',
+          orDash(g.lagMs, ' ms'),
+          orDash(g.replayIfMoved),
+          g.state,
+          g.reason,
+        ]),
+      ),
+    );
+  }
+  return `${out.join('\n')}\n`;
+}

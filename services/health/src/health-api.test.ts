@@ -1,0 +1,72 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { ListGroupsRequest, PartitionSyncState } from '@offsetsync/common';
+import { listGroups } from './health-api.js';
+import { HealthState } from './health-state.js';
+
+const T = { stalledAfterMs: 30_000, laggingAboveMs: 5_000, missingAfterHeartbeats: 3 };
+
+function stateWith(groups: string[]): HealthState {
+  const state = new HealthState([{ source: 'a', target: 'b' }], T);
+  groups.forEach((group, i) =>
+    state.apply({
+      kind: 'committed',
+      source: 'a',
+      group,
+      topic: 't',
+      partition: 0,
+      fact: {
+        version: { offsetsPartition: 0, offsetsOffset: i },
+        offset: i,
+        commitTimestampMs: 1,
+        observedAtMs: 1,
+      },
+    }),
+  );
+  return state;
+}
+
+describe('ListGroups', () => {
+  it('returns every matching group exactly once across its pages, in order (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string({ maxLength: 6 }), { maxLength: 30 }),
+        fc.integer({ min: 1, max: 7 }),
+        fc.string({ maxLength: 1 }),
+        (groups, pageSize, groupPrefix) => {
+          const state = stateWith(groups);
+          const seen: string[] = [];
+          let pageToken = '';
+          do {
+            const page = listGroups(
+              state,
+              ListGroupsRequest.fromPartial({ pageSize, pageToken, groupPrefix }),
+            );
+            expect(page.groups.length).toBeLessThanOrEqual(pageSize);
+            seen.push(...page.groups.map((g) => g.group));
+            pageToken = page.nextPageToken;
+          } while (pageToken !== '');
+          expect(seen).toEqual(groups.filter((g) => g.startsWith(groupPrefix)).sort());
+        },
+      ),
+    );
+  });
+
+  it('filters by partition state and rejects bad page sizes and tokens with typed errors', () => {
+    const state = stateWith(['x', 'y']);
+    const synced = listGroups(
+      state,
+      ListGroupsRequest.fromPartial({ state: PartitionSyncState.PARTITION_SYNC_STATE_SYNCED }),
+    );
+    expect(synced.groups).toEqual([]);
+    const pending = listGroups(
+      state,
+      ListGroupsRequest.fromPartial({ state: PartitionSyncState.PARTITION_SYNC_STATE_PENDING }),
+    );
+    expect(pending.groups.map((g) => g.group)).toEqual(['x', 'y']);
+    expect(() => listGroups(state, ListGroupsRequest.fromPartial({ pageSize: 1001 }))).toThrow(/page_size/);
+    expect(() => listGroups(state, ListGroupsRequest.fromPartial({ pageToken: 'nope' }))).toThrow(
+      /page_token/,
+    );
+  });
+});

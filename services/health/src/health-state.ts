@@ -1,0 +1,349 @@
+// Everything health knows, folded from the JetStream streams: the latest heartbeat of every instance and
+// the latest facts of every group partition, per source and per link. The streams keep the last event per
+// subject, so reading them again after a restart rebuilds the same state. No I/O here.
+import {
+  ApplyOutcome,
+  GroupStatus,
+  InstanceInfo,
+  LinkStatus,
+  PartitionSyncState,
+  ServiceRole,
+  type Problem,
+} from '@offsetsync/common';
+import {
+  correlateLink,
+  type InstanceSighting,
+  type LinkThresholds,
+  type LinkVerdict,
+} from './link-correlation.js';
+import { comparePositions, type PagePosition } from './page-token.js';
+import {
+  compareVersions,
+  derivePartition,
+  withApplied,
+  withCommitted,
+  withDeleted,
+  withTranslated,
+  type AppliedFact,
+  type CommittedFact,
+  type DeletedFact,
+  type LinkPartitionFacts,
+  type SourcePartitionFacts,
+  type TranslatedFact,
+} from './partition-status.js';
+
+export interface LinkRef {
+  source: string;
+  target: string;
+}
+
+/** An instance as health keeps it. */
+export interface InstanceRecord extends InstanceSighting {
+  softwareVersion: string;
+  problems: Problem[];
+}
+
+/** One event of the streams, decoded and reduced to what health needs. */
+export type HealthEvent =
+  | { kind: 'heartbeat'; instance: InstanceRecord }
+  | {
+      kind: 'committed';
+      source: string;
+      group: string;
+      topic: string;
+      partition: number;
+      fact: CommittedFact;
+    }
+  | {
+      kind: 'deleted';
+      source: string;
+      group: string;
+      /** Undefined when the whole group was deleted. */
+      partition?: { topic: string; partition: number };
+      fact: DeletedFact;
+    }
+  | {
+      kind: 'translated';
+      link: LinkRef;
+      group: string;
+      topic: string;
+      partition: number;
+      fact: TranslatedFact;
+    }
+  | { kind: 'applied'; link: LinkRef; group: string; topic: string; partition: number; fact: AppliedFact };
+
+interface SourceGroup {
+  deleted?: DeletedFact;
+  partitions: Map<string, SourcePartitionFacts>;
+  updatedAtMs: number;
+}
+
+interface LinkGroup {
+  partitions: Map<string, LinkPartitionFacts>;
+  updatedAtMs: number;
+}
+
+interface LinkRecord extends LinkRef {
+  groups: Map<string, LinkGroup>;
+  /** Partitions whose latest source commit waits on this link: key -> observedAtMs. */
+  waiting: Map<string, number>;
+  lastApplied?: { appliedAtMs: number; lagMs: number };
+}
+
+const tpKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
+const splitTpKey = (key: string) => {
+  const cut = key.lastIndexOf('\u0000');
+  return { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) };
+};
+const linkKey = (l: LinkRef) => `${l.source}\u0000${l.target}`;
+
+/** Filters of a group listing; empty strings and 0 mean "any". */
+export interface GroupFilters {
+  sourceCluster: string;
+  targetCluster: string;
+  groupPrefix: string;
+  state: PartitionSyncState;
+}
+
+export class HealthState {
+  private readonly instances = new Map<string, InstanceRecord>();
+  private readonly sources = new Map<string, Map<string, SourceGroup>>();
+  private readonly lastSourceCommitMs = new Map<string, number>();
+  private readonly links = new Map<string, LinkRecord>();
+
+  constructor(
+    configuredLinks: readonly LinkRef[],
+    private readonly thresholds: LinkThresholds,
+  ) {
+    for (const link of configuredLinks) this.link(link);
+  }
+
+  apply(event: HealthEvent): void {
+    switch (event.kind) {
+      case 'heartbeat': {
+        const i = event.instance;
+        if (i.role === ServiceRole.SERVICE_ROLE_HEALTH) return;
+        const id = `${i.role}\u0000${i.instanceId}`;
+        const previous = this.instances.get(id);
+        if (previous !== undefined && previous.lastHeartbeatMs > i.lastHeartbeatMs) return;
+        this.instances.set(id, i);
+        // A translator or committer names its links; a collector only its source.
+        if (i.targetCluster !== '')
+          for (const source of i.sourceClusters) this.link({ source, target: i.targetCluster });
+        return;
+      }
+      case 'committed': {
+        const group = this.sourceGroup(event.source, event.group, event.fact.observedAtMs);
+        const key = tpKey(event.topic, event.partition);
+        group.partitions.set(key, withCommitted(group.partitions.get(key) ?? {}, event.fact));
+        this.lastSourceCommitMs.set(
+          event.source,
+          Math.max(this.lastSourceCommitMs.get(event.source) ?? 0, event.fact.commitTimestampMs),
+        );
+        this.refreshSourcePartitions(event.source, event.group, [key]);
+        return;
+      }
+      case 'deleted': {
+        const group = this.sourceGroup(event.source, event.group, event.fact.observedAtMs);
+        if (event.partition === undefined) {
+          if (group.deleted === undefined || compareVersions(event.fact.version, group.deleted.version) >= 0)
+            group.deleted = event.fact;
+          this.refreshSourcePartitions(event.source, event.group, [...group.partitions.keys()]);
+        } else {
+          const key = tpKey(event.partition.topic, event.partition.partition);
+          group.partitions.set(key, withDeleted(group.partitions.get(key) ?? {}, event.fact));
+          this.refreshSourcePartitions(event.source, event.group, [key]);
+        }
+        return;
+      }
+      case 'translated':
+      case 'applied': {
+        const link = this.link(event.link);
+        let group = link.groups.get(event.group);
+        if (group === undefined) {
+          group = { partitions: new Map(), updatedAtMs: 0 };
+          link.groups.set(event.group, group);
+        }
+        const key = tpKey(event.topic, event.partition);
+        const facts = group.partitions.get(key) ?? {};
+        if (event.kind === 'translated') {
+          group.partitions.set(key, withTranslated(facts, event.fact));
+          group.updatedAtMs = Math.max(group.updatedAtMs, event.fact.sourceCommitTimestampMs);
+        } else {
+          group.partitions.set(key, withApplied(facts, event.fact));
+          group.updatedAtMs = Math.max(group.updatedAtMs, event.fact.appliedAtMs);
+          if (
+            event.fact.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED &&
+            event.fact.appliedAtMs >= (link.lastApplied?.appliedAtMs ?? 0)
+          ) {
+            link.lastApplied = {
+              appliedAtMs: event.fact.appliedAtMs,
+              lagMs: Math.max(0, event.fact.appliedAtMs - event.fact.sourceCommitTimestampMs),
+            };
+          }
+        }
+        this.refresh(link, event.group, key);
+        return;
+      }
+    }
+  }
+
+  /** Every known link (configured, or named by a heartbeat or an event), by source then target. */
+  knownLinks(): LinkRef[] {
+    return [...this.links.values()]
+      .map(({ source, target }) => ({ source, target }))
+      .sort((a, b) => comparePositions({ ...a, group: '' }, { ...b, group: '' }));
+  }
+
+  /** The verdict and status of every known link at `nowMs`. */
+  linkStatuses(nowMs: number): { link: LinkRef; verdict: LinkVerdict; status: LinkStatus }[] {
+    const instances = [...this.instances.values()];
+    return this.knownLinks().map((ref) => {
+      const link = this.link(ref);
+      let oldest: number | undefined;
+      for (const since of link.waiting.values())
+        oldest = oldest === undefined ? since : Math.min(oldest, since);
+      const verdict = correlateLink(
+        ref,
+        instances,
+        {
+          oldestWaitingSinceMs: oldest,
+          waitingPartitions: link.waiting.size,
+          lastEndToEndLagMs: link.lastApplied?.lagMs,
+        },
+        this.thresholds,
+        nowMs,
+      );
+      const alive = verdict.alive as InstanceRecord[];
+      const status = LinkStatus.fromPartial({
+        sourceCluster: ref.source,
+        targetCluster: ref.target,
+        state: verdict.state,
+        reason: verdict.reason,
+        instances: alive.map((i) =>
+          InstanceInfo.fromPartial({
+            role: i.role,
+            instanceId: i.instanceId,
+            lastHeartbeatMs: i.lastHeartbeatMs,
+            softwareVersion: i.softwareVersion,
+            problems: i.problems,
+          }),
+        ),
+        endToEndLagMs: link.lastApplied?.lagMs ?? -1,
+        pending: alive
+          .filter((i) => i.role !== ServiceRole.SERVICE_ROLE_COLLECTOR)
+          .reduce((sum, i) => sum + i.pending, 0),
+        lastSourceCommitMs: this.lastSourceCommitMs.get(ref.source) ?? 0,
+        lastAppliedMs: link.lastApplied?.appliedAtMs ?? 0,
+      });
+      return { link: ref, verdict, status };
+    });
+  }
+
+  /** The status of one group on one link, or undefined when the group was never seen there. */
+  groupStatus(ref: LinkRef, group: string): GroupStatus | undefined {
+    const sourceGroup = this.sources.get(ref.source)?.get(group);
+    const linkGroup = this.links.get(linkKey(ref))?.groups.get(group);
+    if (sourceGroup === undefined && linkGroup === undefined) return undefined;
+    const keys = new Set([
+      ...(sourceGroup?.partitions.keys() ?? []),
+      ...(linkGroup?.partitions.keys() ?? []),
+    ]);
+    const partitions = [...keys]
+      .map(splitTpKey)
+      .sort((a, b) => (a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition))
+      .map(
+        (tp) =>
+          derivePartition(
+            tp,
+            sourceGroup?.partitions.get(tpKey(tp.topic, tp.partition)) ?? {},
+            sourceGroup?.deleted,
+            linkGroup?.partitions.get(tpKey(tp.topic, tp.partition)) ?? {},
+          ).status,
+      );
+    return GroupStatus.fromPartial({
+      sourceCluster: ref.source,
+      targetCluster: ref.target,
+      group,
+      partitions,
+      updatedAtMs: Math.max(sourceGroup?.updatedAtMs ?? 0, linkGroup?.updatedAtMs ?? 0),
+    });
+  }
+
+  /** Groups matching the filters after `after`, in listing order, at most `limit` (+1 to tell if more exist). */
+  listGroups(filters: GroupFilters, after: PagePosition | undefined, limit: number): GroupStatus[] {
+    const result: GroupStatus[] = [];
+    for (const ref of this.knownLinks()) {
+      if (filters.sourceCluster !== '' && ref.source !== filters.sourceCluster) continue;
+      if (filters.targetCluster !== '' && ref.target !== filters.targetCluster) continue;
+      const names = new Set([
+        ...(this.sources.get(ref.source)?.keys() ?? []),
+        ...(this.links.get(linkKey(ref))?.groups.keys() ?? []),
+      ]);
+      for (const group of [...names].sort()) {
+        if (!group.startsWith(filters.groupPrefix)) continue;
+        if (after !== undefined && comparePositions({ ...ref, group }, after) <= 0) continue;
+        const status = this.groupStatus(ref, group);
+        if (status === undefined) continue;
+        if (
+          filters.state !== PartitionSyncState.PARTITION_SYNC_STATE_UNSPECIFIED &&
+          !status.partitions.some((p) => p.state === filters.state)
+        )
+          continue;
+        result.push(status);
+        if (result.length >= limit) return result;
+      }
+    }
+    return result;
+  }
+
+  private link(ref: LinkRef): LinkRecord {
+    const key = linkKey(ref);
+    let link = this.links.get(key);
+    if (link === undefined) {
+      link = { source: ref.source, target: ref.target, groups: new Map(), waiting: new Map() };
+      this.links.set(key, link);
+      // A link learnt late still sees every commit already read from its source.
+      for (const [group, sourceGroup] of this.sources.get(ref.source) ?? []) {
+        for (const tp of sourceGroup.partitions.keys()) this.refresh(link, group, tp);
+      }
+    }
+    return link;
+  }
+
+  private sourceGroup(source: string, group: string, atMs: number): SourceGroup {
+    let groups = this.sources.get(source);
+    if (groups === undefined) {
+      groups = new Map();
+      this.sources.set(source, groups);
+    }
+    let record = groups.get(group);
+    if (record === undefined) {
+      record = { partitions: new Map(), updatedAtMs: 0 };
+      groups.set(group, record);
+    }
+    record.updatedAtMs = Math.max(record.updatedAtMs, atMs);
+    return record;
+  }
+
+  private refreshSourcePartitions(source: string, group: string, keys: string[]): void {
+    for (const link of this.links.values()) {
+      if (link.source !== source) continue;
+      for (const key of keys) this.refresh(link, group, key);
+    }
+  }
+
+  /** Recomputes whether one partition waits on one link. */
+  private refresh(link: LinkRecord, group: string, key: string): void {
+    const sourceGroup = this.sources.get(link.source)?.get(group);
+    const derived = derivePartition(
+      splitTpKey(key),
+      sourceGroup?.partitions.get(key) ?? {},
+      sourceGroup?.deleted,
+      link.groups.get(group)?.partitions.get(key) ?? {},
+    );
+    const waitingKey = `${group}\u0001${key}`;
+    if (derived.waitingSinceMs === undefined) link.waiting.delete(waitingKey);
+    else link.waiting.set(waitingKey, derived.waitingSinceMs);
+  }
+}

@@ -1,0 +1,255 @@
+// What health knows about one partition of one group, folded from the events of the streams, and the
+// PartitionStatus derived from it. Pure: the reducer takes facts, the derivation takes the clock as a value.
+import {
+  ApplyOutcome,
+  PartitionStatus,
+  PartitionSyncState,
+  RefusalReason,
+  SkipReason,
+  TranslationOutcome,
+  type Version,
+} from '@offsetsync/common';
+
+/** The newest commit of a partition on the source (from OffsetCommitted). */
+export interface CommittedFact {
+  version: Version;
+  offset: number;
+  commitTimestampMs: number;
+  observedAtMs: number;
+}
+
+/** Offsets removed on the source (from OffsetDeleted), for one partition or the whole group. */
+export interface DeletedFact {
+  version: Version;
+  detail: string;
+  observedAtMs: number;
+}
+
+/** The newest translation for a link (from OffsetTranslated). */
+export interface TranslatedFact {
+  version: Version;
+  sourceOffset: number;
+  targetOffset: number;
+  outcome: TranslationOutcome;
+  refusalReason: RefusalReason;
+  detail: string;
+  attempts: number;
+  sourceCommitTimestampMs: number;
+}
+
+/** What the committer did (from OffsetApplied). */
+export interface AppliedFact {
+  version: Version;
+  sourceOffset: number;
+  targetOffset: number;
+  exact: boolean;
+  outcome: ApplyOutcome;
+  skipReason: SkipReason;
+  detail: string;
+  sourceCommitTimestampMs: number;
+  appliedAtMs: number;
+}
+
+/** The source side of a partition: shared by every link from that source. */
+export interface SourcePartitionFacts {
+  committed?: CommittedFact | undefined;
+  deleted?: DeletedFact | undefined;
+}
+
+/** The target side of a partition on one link. */
+export interface LinkPartitionFacts {
+  translated?: TranslatedFact | undefined;
+  /** The newest decision of the committer, whatever it was. */
+  decision?: AppliedFact | undefined;
+  /** The newest offset the committer actually committed. */
+  applied?: AppliedFact | undefined;
+}
+
+/** Orders versions of one group: by offsets-topic partition, then offset. */
+export function compareVersions(a: Version | undefined, b: Version | undefined): number {
+  const pa = a?.offsetsPartition ?? -1;
+  const pb = b?.offsetsPartition ?? -1;
+  if (pa !== pb) return pa < pb ? -1 : 1;
+  const oa = a?.offsetsOffset ?? -1;
+  const ob = b?.offsetsOffset ?? -1;
+  return oa === ob ? 0 : oa < ob ? -1 : 1;
+}
+
+/** Keeps the newer of two facts; on equal versions the later arrival wins (a pending attempt, then its result). */
+function newer<T extends { version: Version }>(current: T | undefined, next: T): T {
+  return current === undefined || compareVersions(next.version, current.version) >= 0 ? next : current;
+}
+
+export function withCommitted(facts: SourcePartitionFacts, fact: CommittedFact): SourcePartitionFacts {
+  return { ...facts, committed: newer(facts.committed, fact) };
+}
+
+export function withDeleted(facts: SourcePartitionFacts, fact: DeletedFact): SourcePartitionFacts {
+  return { ...facts, deleted: newer(facts.deleted, fact) };
+}
+
+export function withTranslated(facts: LinkPartitionFacts, fact: TranslatedFact): LinkPartitionFacts {
+  return { ...facts, translated: newer(facts.translated, fact) };
+}
+
+export function withApplied(facts: LinkPartitionFacts, fact: AppliedFact): LinkPartitionFacts {
+  const decision = newer(facts.decision, fact);
+  const applied =
+    fact.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED ? newer(facts.applied, fact) : facts.applied;
+  return { ...facts, decision, applied };
+}
+
+/** A partition's status, plus since when its latest source commit waits (for STALLED / LAGGING). */
+export interface DerivedPartition {
+  status: PartitionStatus;
+  /** observedAtMs of a source commit not yet handled on the target; undefined when nothing waits. */
+  waitingSinceMs: number | undefined;
+}
+
+const REFUSALS: Record<number, string> = {
+  [RefusalReason.REFUSAL_REASON_LOG_APPEND_TIME_TARGET]: 'the target topic uses LogAppendTime',
+  [RefusalReason.REFUSAL_REASON_PARTITION_MISSING]: 'the partition does not exist on the target',
+  [RefusalReason.REFUSAL_REASON_INVALID_SOURCE_OFFSET]: 'the source commit is not a valid position',
+  [RefusalReason.REFUSAL_REASON_ANCHOR_UNRESOLVED]: 'no anchor record could be read on the source',
+};
+
+function refusalText(t: TranslatedFact): string {
+  const why = REFUSALS[t.refusalReason] ?? 'refused';
+  return t.detail ? `translation refused: ${why} (${t.detail})` : `translation refused: ${why}`;
+}
+
+/**
+ * Records a consumer would read again if it moved to the target now: target records from the offset
+ * offsetsync committed up to the counterpart of the latest source commit. The counterpart is known only
+ * from an exact translation of that commit; otherwise -1 (unknown).
+ */
+export function replayIfMoved(committed: CommittedFact | undefined, link: LinkPartitionFacts): number {
+  const applied = link.applied;
+  if (applied === undefined) return -1;
+  const latest = committed?.version ?? link.translated?.version;
+  const translated = link.translated;
+  if (
+    translated !== undefined &&
+    translated.outcome === TranslationOutcome.TRANSLATION_OUTCOME_EXACT &&
+    compareVersions(translated.version, latest) === 0
+  ) {
+    const replay = translated.targetOffset - applied.targetOffset;
+    // Negative would mean the target is past the counterpart; that never happens by design, and is
+    // reported as unknown rather than as a count.
+    return replay >= 0 ? replay : -1;
+  }
+  if (applied.exact && compareVersions(applied.version, latest) === 0) return 0;
+  return -1;
+}
+
+/** Derives the status of one partition on one link. */
+export function derivePartition(
+  key: { topic: string; partition: number },
+  source: SourcePartitionFacts,
+  groupDeleted: DeletedFact | undefined,
+  link: LinkPartitionFacts,
+): DerivedPartition {
+  const committed = source.committed;
+  const latestVersion = committed?.version ?? link.translated?.version ?? link.decision?.version;
+  const sourceOffset =
+    committed?.offset ?? link.translated?.sourceOffset ?? link.decision?.sourceOffset ?? -1;
+  const applied = link.applied;
+  const latestCommitTs =
+    committed?.commitTimestampMs ??
+    link.translated?.sourceCommitTimestampMs ??
+    applied?.sourceCommitTimestampMs;
+  const lagMs =
+    applied === undefined
+      ? -1
+      : compareVersions(applied.version, latestVersion) >= 0
+        ? 0
+        : Math.max(0, (latestCommitTs ?? 0) - applied.sourceCommitTimestampMs);
+
+  const base = {
+    topic: key.topic,
+    partition: key.partition,
+    sourceOffset,
+    targetOffset: applied?.targetOffset ?? -1,
+    exact: applied?.exact ?? false,
+    lagMs,
+    replayIfMoved: replayIfMoved(committed, link),
+    version: latestVersion,
+  };
+  const status = (state: PartitionSyncState, reason: string, waitingSinceMs?: number): DerivedPartition => ({
+    status: PartitionStatus.fromPartial({ ...base, state, reason }),
+    waitingSinceMs,
+  });
+
+  const deleted = [source.deleted, groupDeleted]
+    .filter((d): d is DeletedFact => d !== undefined)
+    .find((d) => committed === undefined || compareVersions(d.version, committed.version) > 0);
+  if (deleted !== undefined) {
+    return status(
+      PartitionSyncState.PARTITION_SYNC_STATE_DELETED,
+      `offsets deleted on the source: ${deleted.detail}`,
+    );
+  }
+
+  const decision = link.decision;
+  if (decision !== undefined && compareVersions(decision.version, latestVersion) >= 0) {
+    switch (
+      decision.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED
+        ? SkipReason.SKIP_REASON_UNSPECIFIED
+        : decision.skipReason
+    ) {
+      case SkipReason.SKIP_REASON_UNSPECIFIED:
+      case SkipReason.SKIP_REASON_STALE_VERSION:
+        return status(
+          PartitionSyncState.PARTITION_SYNC_STATE_SYNCED,
+          applied?.exact === false
+            ? `committed ${applied.targetOffset} on the target (inexact: never past the counterpart)`
+            : `committed ${applied?.targetOffset ?? decision.targetOffset} on the target (exact)`,
+        );
+      case SkipReason.SKIP_REASON_ACTIVE_ON_TARGET:
+        return status(
+          PartitionSyncState.PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET,
+          `skipped: the group has live members on the target${decision.detail ? ` (${decision.detail})` : ''}`,
+        );
+      case SkipReason.SKIP_REASON_TARGET_AHEAD:
+        return status(
+          PartitionSyncState.PARTITION_SYNC_STATE_TARGET_AHEAD,
+          'the application committed on the target more recently than on the source',
+        );
+      case SkipReason.SKIP_REASON_COMMIT_FAILED:
+        return status(
+          PartitionSyncState.PARTITION_SYNC_STATE_REFUSED,
+          `the target refused the commit${decision.detail ? `: ${decision.detail}` : ''}`,
+        );
+      default:
+        // NOT_TRANSLATED: the translation decides below.
+        break;
+    }
+  }
+
+  const translated = link.translated;
+  const translatedLatest =
+    translated !== undefined && compareVersions(translated.version, latestVersion) >= 0;
+  if (translatedLatest && translated.outcome === TranslationOutcome.TRANSLATION_OUTCOME_REFUSED) {
+    return status(PartitionSyncState.PARTITION_SYNC_STATE_REFUSED, refusalText(translated));
+  }
+  const waitingSince = committed?.observedAtMs;
+  if (!translatedLatest) {
+    return status(
+      PartitionSyncState.PARTITION_SYNC_STATE_PENDING,
+      `source commit ${sourceOffset} waits for translation`,
+      waitingSince,
+    );
+  }
+  if (translated.outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING) {
+    return status(
+      PartitionSyncState.PARTITION_SYNC_STATE_PENDING,
+      `the record at source offset ${sourceOffset} has not arrived on the target yet (attempt ${translated.attempts})`,
+      waitingSince,
+    );
+  }
+  return status(
+    PartitionSyncState.PARTITION_SYNC_STATE_PENDING,
+    `translated to ${translated.targetOffset}; waiting for the committer`,
+    waitingSince,
+  );
+}

@@ -88,6 +88,8 @@ export class Sandbox {
   private readonly closers: Array<() => Promise<void>> = [];
   private endpoints: SandboxEndpoints | undefined;
   private stopping: Promise<void> | undefined;
+  /** The server launch in progress; stop() lets it finish, so that what it starts is stopped too. */
+  private launching: Promise<unknown> | undefined;
   private failed = false;
 
   constructor(options: SandboxOptions, progress: ProgressListener) {
@@ -129,9 +131,7 @@ export class Sandbox {
       `Kafka ${KAFKA_VERSION} and MirrorMaker 2 jars ${dist.fetched ? 'fetched with Maven' : 'found in the cache'} (${dist.libDir})`,
     );
     this.checkNotStopping();
-    const testbed = await startTestbed();
-    this.testbed = testbed;
-    this.checkNotStopping();
+    const testbed = await this.launch(startTestbed().then((info) => (this.testbed = info)));
     this.step(
       `source Kafka ${testbed.source.bootstrapServers}, target Kafka ${testbed.target.bootstrapServers}, NATS ${testbed.nats.url}`,
     );
@@ -149,7 +149,7 @@ export class Sandbox {
     );
 
     this.checkNotStopping();
-    this.mirrorMaker = await startMirrorMaker({
+    const mirrorMakerStart = startMirrorMaker({
       dir: join(testbed.workDir, 'mirror-maker'),
       libDir: dist.libDir,
       sourceBootstrapServers: testbed.source.bootstrapServers,
@@ -158,7 +158,8 @@ export class Sandbox {
       instanceName: 'sandbox',
       readyTimeoutMs: this.stepTimeoutMs,
     });
-    this.step(`MirrorMaker 2 started (pid ${this.mirrorMaker.pid}, ${this.mirrorMaker.propertiesFile})`);
+    const mirrorMaker = await this.launch(mirrorMakerStart.then((info) => (this.mirrorMaker = info)));
+    this.step(`MirrorMaker 2 started (pid ${mirrorMaker.pid}, ${mirrorMaker.propertiesFile})`);
 
     this.checkNotStopping();
     const healthPort = await freePort();
@@ -187,15 +188,16 @@ export class Sandbox {
       { timeoutMs: this.stepTimeoutMs, intervalMs: 250 },
     );
     this.step(`MirrorMaker 2 copied ${this.topic} to the target`);
-    this.endpoints = {
+    const endpoints: SandboxEndpoints = {
       testbed,
-      mirrorMaker: this.mirrorMaker,
+      mirrorMaker,
       services: [...this.services],
       configFile,
       healthAddress: `127.0.0.1:${healthPort}`,
       subjectPrefix: SUBJECT_PREFIX,
     };
-    return this.endpoints;
+    this.endpoints = endpoints;
+    return endpoints;
   }
 
   /**
@@ -245,6 +247,7 @@ export class Sandbox {
   }
 
   private async doStop(): Promise<void> {
+    await this.launching?.catch(() => undefined);
     for (const close of this.closers.splice(0).reverse()) await close().catch(() => undefined);
     await Promise.all(this.services.map((s) => stopProcess(s.pid, { group: true, graceMs: 15_000 })));
     if (this.mirrorMaker) await stopMirrorMaker(this.mirrorMaker);
@@ -258,12 +261,21 @@ export class Sandbox {
     this.progress(Date.now() - this.began, text);
   }
 
+  /** Awaits a launch of servers; when stop() was called meanwhile, fails with {@link SandboxStopped}. */
+  private async launch<T>(launching: Promise<T>): Promise<T> {
+    this.launching = launching;
+    const launched = await launching.finally(() => (this.launching = undefined));
+    this.checkNotStopping();
+    return launched;
+  }
+
   private checkNotStopping(): void {
     if (this.stopping) throw new SandboxStopped();
   }
 
-  /** Fails at once when a process the sandbox started has exited. */
+  /** Fails at once when the sandbox is stopping or a process it started has exited. */
   private checkAlive(): void {
+    this.checkNotStopping();
     for (const service of this.services) {
       if (!isAlive(service.pid))
         throw new GiveUp(`the ${service.role} (pid ${service.pid}) exited; log ${service.logFile}`);
@@ -498,7 +510,6 @@ export class Sandbox {
       const timer = setInterval(() => {
         try {
           this.checkAlive();
-          if (this.stopping) throw new SandboxStopped();
           if (Date.now() > deadline)
             throw new Error(`timed out after ${this.stepTimeoutMs} ms waiting for ${what}`);
         } catch (error: unknown) {
@@ -520,8 +531,11 @@ export class Sandbox {
   }
 }
 
-/** Thrown by a step that notices the sandbox is being stopped (Ctrl-C during the start). */
-export class SandboxStopped extends Error {
+/**
+ * Thrown by a step that notices the sandbox is being stopped (Ctrl-C during the start). A GiveUp, so a
+ * wait that sees it ends at once.
+ */
+export class SandboxStopped extends GiveUp {
   override name = 'SandboxStopped';
   constructor() {
     super('the sandbox is stopping');

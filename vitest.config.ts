@@ -4,6 +4,7 @@ import { defineConfig } from 'vitest/config';
 // Tests import the shared library from source, so `vitest` needs no build first.
 const alias = {
   '@offsetsync/common': fileURLToPath(new URL('./packages/common/src/index.ts', import.meta.url)),
+  '@offsetsync/testbed': fileURLToPath(new URL('./packages/testbed/src/index.ts', import.meta.url)),
 };
 
 export default defineConfig({

@@ -6,7 +6,8 @@ import { readTestbedFile, startTestbed, stopTestbed, testbedStateFile, writeTest
 
 const USAGE = `usage: npm run infra -- <command>
 
-  fetch   put the Kafka broker jars in the cache (Maven; nothing is downloaded when they are there)
+  fetch   put the Kafka broker, tools and MirrorMaker 2 jars in the cache (Maven; nothing is
+          downloaded when they are there)
   up      start a source and a target Kafka cluster and a JetStream server on free loopback ports,
           print their addresses and write them to ${testbedStateFile()}
   down    stop every process 'up' started and remove its data

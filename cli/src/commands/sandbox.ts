@@ -1,0 +1,164 @@
+// `offsetsync sandbox` (and `npm start`): the whole product on one machine, with a demo group that moves.
+import { connect } from 'node:net';
+import type { Command, CommandIo } from '../command.js';
+import { UsageError } from '../command.js';
+import { Sandbox, SandboxStopped, type SandboxOptions } from '../sandbox/sandbox.js';
+
+const HELP = `offsetsync sandbox [options]
+
+Starts everything on this machine and shows a consumer group moving between clusters:
+  - two single-node Apache Kafka clusters (source and target) and a NATS JetStream server,
+    on free loopback ports, their data in a temporary folder;
+  - Apache Kafka MirrorMaker 2 copying a demo topic from source to target (identity topic names,
+    its own offset sync switched off);
+  - the four offsetsync services as processes of their own: collector, translator, committer, health;
+  - a demo producer (many records share a timestamp) and a demo consumer group that consumes part of
+    the topic on the source, stops, and continues on the target once offsetsync committed its position
+    there. It prints "moved group <group>: replayed=<n> skipped=<n>", judged by record identity.
+Then it keeps running (the health gRPC API stays up) until Ctrl-C or SIGTERM, and stops every process
+it started. Needs java (17+), mvn (the first run fetches the Kafka jars) and nats-server on PATH.
+
+Options:
+  --topic <name>        demo topic (default demo-orders)
+  --group <id>          demo consumer group (default demo-app)
+  --partitions <n>      partitions of the demo topic (default 3)
+  --records <n>         demo records per partition (default 2000)
+  -h, --help            show this help
+
+Exit codes: 0 after Ctrl-C or SIGTERM, 1 when the start or the move failed, 64 for a bad command line.
+
+Example:
+  npm start                      # builds, then runs offsetsync sandbox
+  offsetsync sandbox --records 10000
+`;
+
+/** Reads the command line into sandbox options; unknown or malformed options are usage errors. */
+export function parseSandboxArgs(argv: readonly string[]): SandboxOptions {
+  const options: SandboxOptions = {};
+  const integer = (flag: string, value: string | undefined, min: number): number => {
+    const n = Number(value);
+    if (value === undefined || !Number.isSafeInteger(n) || n < min) {
+      throw new UsageError(`${flag} needs an integer of at least ${min}`);
+    }
+    return n;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i]!;
+    const value = argv[i + 1];
+    i += 1;
+    switch (flag) {
+      case '--topic':
+      case '--group':
+        if (value === undefined || value === '' || value.startsWith('-')) {
+          throw new UsageError(`${flag} needs a name`);
+        }
+        options[flag === '--topic' ? 'topic' : 'group'] = value;
+        break;
+      case '--partitions':
+        options.partitions = integer(flag, value, 1);
+        break;
+      case '--records':
+        options.recordsPerPartition = integer(flag, value, 20);
+        break;
+      default:
+        throw new UsageError(`unknown option ${flag}`);
+    }
+  }
+  return options;
+}
+
+/** True when something accepts TCP connections on `host:port` within a second. */
+function listening(address: string): Promise<boolean> {
+  const [host, port] = address.split(':') as [string, string];
+  return new Promise((resolve) => {
+    const socket = connect({ host, port: Number(port), timeout: 1_000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+}
+
+function elapsed(ms: number): string {
+  return `${(ms / 1000).toFixed(1).padStart(6)}s`;
+}
+
+/** Resolves at the first SIGINT or SIGTERM; `dispose` removes the handlers. */
+function signals(): { received: Promise<NodeJS.Signals>; dispose: () => void } {
+  let dispose = () => undefined as void;
+  const received = new Promise<NodeJS.Signals>((resolve) => {
+    const handler = (signal: NodeJS.Signals) => resolve(signal);
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+    dispose = () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    };
+  });
+  return { received, dispose };
+}
+
+async function runSandbox(argv: readonly string[], io: CommandIo): Promise<number> {
+  const options = parseSandboxArgs(argv);
+  const sandbox = new Sandbox(options, (ms, text) => io.stdout(`[${elapsed(ms)}] ${text}\n`));
+  const { received, dispose } = signals();
+  let signalled: NodeJS.Signals | undefined;
+  void received.then((signal) => {
+    signalled = signal;
+    io.stdout(`\n${signal}: stopping every process the sandbox started\n`);
+    return sandbox.stop();
+  });
+  try {
+    io.stdout('offsetsync sandbox: starting (Ctrl-C stops it)\n');
+    const endpoints = await sandbox.start();
+    const { line } = await sandbox.moveGroup();
+    io.stdout(`${line}\n`);
+    const health = endpoints.services.find((s) => s.role === 'health');
+    // The health service configured with this address serves its gRPC API there; a build whose health
+    // service only publishes heartbeats does not listen, and the sandbox says so rather than pretend.
+    const healthLine = (await listening(endpoints.healthAddress))
+      ? `${endpoints.healthAddress}  (grpc.health.v1 and the offsetsync API)`
+      : `pid ${health?.pid}; this build serves no gRPC on ${endpoints.healthAddress} yet`;
+    io.stdout(
+      [
+        '',
+        'The sandbox keeps running. Try:',
+        `  health service      ${healthLine}`,
+        `  source Kafka        ${endpoints.testbed.source.bootstrapServers}`,
+        `  target Kafka        ${endpoints.testbed.target.bootstrapServers}`,
+        `  NATS                ${endpoints.testbed.nats.url}  (subject prefix ${endpoints.subjectPrefix})`,
+        `  offsetsync config   ${endpoints.configFile}`,
+        `  MirrorMaker 2       ${endpoints.mirrorMaker.propertiesFile}`,
+        `  logs                ${endpoints.testbed.workDir}`,
+        'Ctrl-C stops everything.',
+        '',
+      ].join('\n'),
+    );
+    await received;
+    await sandbox.stop();
+    io.stdout('sandbox stopped\n');
+    return 0;
+  } catch (error: unknown) {
+    if (signalled !== undefined && (error instanceof SandboxStopped || sandbox.isStopping)) {
+      await sandbox.stop();
+      io.stdout('sandbox stopped\n');
+      return 0;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`offsetsync sandbox: ${message}\n`);
+    await sandbox.stop();
+    return 1;
+  } finally {
+    dispose();
+  }
+}
+
+export const sandboxCommand: Command = {
+  name: 'sandbox',
+  summary: 'run Kafka, MirrorMaker 2, NATS and the four services locally and move a demo group',
+  help: HELP,
+  run: runSandbox,
+};

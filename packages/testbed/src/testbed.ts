@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ensureKafkaDistribution, KAFKA_VERSION } from './kafka-dist.js';
+import { startKafkaCluster, type KafkaClusterInfo } from './kafka-cluster.js';
+import { startNatsServer, type NatsServerInfo } from './nats-server.js';
+import { stopProcess } from './processes.js';
+
+/** The offsetsync checkout this package sits in (packages/testbed/{src,dist} -> three levels up). */
+export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+
+/** Everything a test or the CLI needs to reach the test bed. Written to the state file by `up`. */
+export interface TestbedInfo {
+  kafkaVersion: string;
+  workDir: string;
+  source: KafkaClusterInfo;
+  target: KafkaClusterInfo;
+  nats: NatsServerInfo;
+  startedAt: string;
+  /** Milliseconds from launch until both clusters and NATS answered (jar fetch excluded). */
+  readyMs: number;
+}
+
+/** The state file `npm run infra -- up` writes: `$OFFSETSYNC_TESTBED_FILE`, else `.infra/testbed.json`. */
+export function testbedStateFile(env: NodeJS.ProcessEnv = process.env): string {
+  return env.OFFSETSYNC_TESTBED_FILE ?? join(REPO_ROOT, '.infra', 'testbed.json');
+}
+
+/**
+ * Starts two independent single-node Kafka clusters (source and target) and a private JetStream
+ * server, all on free loopback ports with their data in a fresh temporary folder.
+ */
+export async function startTestbed(options: { log?: (line: string) => void } = {}): Promise<TestbedInfo> {
+  const log = options.log ?? (() => undefined);
+  const dist = await ensureKafkaDistribution({ log });
+  log(
+    dist.fetched ? `Kafka ${dist.version} jars fetched` : `Kafka ${dist.version} jars taken from the cache`,
+  );
+  const workDir = await mkdtemp(join(tmpdir(), 'offsetsync-testbed-'));
+  const began = Date.now();
+  const started: { source?: KafkaClusterInfo; target?: KafkaClusterInfo; nats?: NatsServerInfo } = {};
+  try {
+    const [source, target, nats] = await Promise.all([
+      startKafkaCluster({ name: 'source', dir: join(workDir, 'source'), libDir: dist.libDir }).then(
+        (info) => (started.source = info),
+      ),
+      startKafkaCluster({ name: 'target', dir: join(workDir, 'target'), libDir: dist.libDir }).then(
+        (info) => (started.target = info),
+      ),
+      startNatsServer({ dir: join(workDir, 'nats') }).then((info) => (started.nats = info)),
+    ]);
+    const readyMs = Date.now() - began;
+    log(
+      `source Kafka ${source.bootstrapServers}, target Kafka ${target.bootstrapServers}, NATS ${nats.url} (${readyMs} ms)`,
+    );
+    return {
+      kafkaVersion: KAFKA_VERSION,
+      workDir,
+      source,
+      target,
+      nats,
+      startedAt: new Date(began).toISOString(),
+      readyMs,
+    };
+  } catch (error: unknown) {
+    // Whatever did start must not outlive the failure; keep the logs so the failure can be read.
+    const pids = [started.source?.pid, started.target?.pid, started.nats?.pid].filter(
+      (pid) => pid !== undefined,
+    );
+    await Promise.all(pids.map((pid) => stopProcess(pid)));
+    const kept = await keepLogs(workDir);
+    await rm(workDir, { recursive: true, force: true });
+    throw new Error(`test bed did not start (logs kept in ${kept})`, { cause: error });
+  }
+}
+
+/**
+ * Stops every process the test bed started, by pid, and removes its data. With `keepLogs` the server
+ * logs are first copied to `.infra/logs/<time>/`; the returned string names that folder.
+ */
+export async function stopTestbed(
+  info: TestbedInfo,
+  options: { keepLogs?: boolean } = {},
+): Promise<string | undefined> {
+  await Promise.all([stopProcess(info.source.pid), stopProcess(info.target.pid), stopProcess(info.nats.pid)]);
+  const kept = options.keepLogs === true ? await keepLogs(info.workDir) : undefined;
+  await rm(info.workDir, { recursive: true, force: true });
+  return kept;
+}
+
+async function keepLogs(workDir: string): Promise<string> {
+  const destination = join(REPO_ROOT, '.infra', 'logs', new Date().toISOString().replace(/[:.]/g, '-'));
+  await mkdir(destination, { recursive: true });
+  if (!existsSync(workDir)) return destination;
+  for (const entry of await readdir(workDir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.log')) continue;
+    const from = join(entry.parentPath, entry.name);
+    const to = join(destination, relative(workDir, from));
+    await mkdir(dirname(to), { recursive: true });
+    await cp(from, to);
+  }
+  return destination;
+}
+
+export async function writeTestbedFile(path: string, info: TestbedInfo): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, `${JSON.stringify(info, null, 2)}\n`);
+}
+
+export async function readTestbedFile(path: string): Promise<TestbedInfo | undefined> {
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(await readFile(path, 'utf8')) as TestbedInfo;
+}

@@ -1,0 +1,94 @@
+// `offsetsync sandbox` end to end, from the built CLI: it starts its own clusters, NATS, MirrorMaker 2
+// and the four services, reports the demo group's move, and on SIGINT stops every process it started
+// and exits with 0.
+import { spawn } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { isAlive, isGroupAlive, REPO_ROOT, waitFor } from '@offsetsync/testbed';
+
+/** Pids of the direct children of `pid`, read from /proc. */
+function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // The command name in field 2 may hold spaces; the fields after its closing parenthesis do not.
+      const stat = readFileSync(join('/proc', entry, 'stat'), 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // The process ended while the folder was read.
+    }
+  }
+  return children;
+}
+
+describe('offsetsync sandbox', () => {
+  it(
+    'moves the demo group with replayed=0 skipped=0 and leaves no process behind after SIGINT',
+    { timeout: 360_000 },
+    async () => {
+      const env = Object.fromEntries(
+        Object.entries(process.env).filter(([name]) => !name.startsWith('OFFSETSYNC_')),
+      );
+      const began = Date.now();
+      const child = spawn(
+        process.execPath,
+        [join(REPO_ROOT, 'cli', 'bin', 'offsetsync.js'), 'sandbox', '--records', '1000'],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env,
+        },
+      );
+      const pid = child.pid!;
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      let started: number[] = [];
+      onTestFinished(async () => {
+        // Whatever happened above, nothing may outlive the test.
+        if (isAlive(pid)) child.kill('SIGKILL');
+        for (const p of started) if (isGroupAlive(p)) process.kill(-p, 'SIGKILL');
+        await exited;
+      });
+
+      const moved = await waitFor(
+        'the moved-group line',
+        () => {
+          if (child.exitCode !== null)
+            throw new Error(`the sandbox exited with ${child.exitCode}:\n${output}`);
+          return Promise.resolve(
+            /^moved group (\S+): replayed=(\d+) skipped=(\d+)$/m.exec(output) ?? undefined,
+          );
+        },
+        { timeoutMs: 300_000, intervalMs: 200 },
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}\noutput so far:\n${output}`);
+      });
+      console.log(`[sandbox] ${moved[0]} ${Date.now() - began} ms after launch`);
+      expect(moved.slice(1)).toEqual(['demo-app', '0', '0']);
+      expect(output.match(/^moved group /gm)).toHaveLength(1);
+
+      // Kafka source and target, NATS, MirrorMaker and the four services, each leading its own group.
+      started = childrenOf(pid);
+      expect(started).toHaveLength(8);
+
+      const stopping = Date.now();
+      child.kill('SIGINT');
+      const { code, signal } = await Promise.race([
+        exited,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`no exit after SIGINT:\n${output}`)), 90_000),
+        ),
+      ]);
+      console.log(`[sandbox] stopped ${Date.now() - stopping} ms after SIGINT`);
+      expect({ code, signal }).toEqual({ code: 0, signal: null });
+      expect(started.filter((p) => isAlive(p) || isGroupAlive(p))).toEqual([]);
+      expect(output).toContain('sandbox stopped');
+    },
+  );
+});

@@ -1,7 +1,8 @@
 // `offsetsync sandbox` end to end, from the built CLI: it starts its own clusters, NATS, MirrorMaker 2
 // and the four services, reports the demo group's move, and on SIGINT stops every process it started
 // and exits with 0.
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -72,6 +73,31 @@ describe('offsetsync sandbox', () => {
       console.log(`[sandbox] ${moved[0]} ${Date.now() - began} ms after launch`);
       expect(moved.slice(1)).toEqual(['demo-app', '0', '0']);
       expect(output.match(/^moved group /gm)).toHaveLength(1);
+
+      // The health API stays up and sees both sides of the link: `offsetsync status` against it.
+      const address = await waitFor(
+        'the health service line',
+        () => Promise.resolve(/^\s+health service\s+(\S+:\d+)\s+\(/m.exec(output)?.[1]),
+        { timeoutMs: 30_000, intervalMs: 200 },
+      );
+      const cli = join(REPO_ROOT, 'cli', 'bin', 'offsetsync.js');
+      const report = await waitFor(
+        'a HEALTHY link in offsetsync status',
+        async () => {
+          const { stdout } = await promisify(execFile)(process.execPath, [
+            cli,
+            'status',
+            '--json',
+            '--address',
+            address,
+          ]);
+          const parsed = JSON.parse(stdout) as { links: { state: string }[]; groups: { group: string }[] };
+          return parsed.links[0]?.state === 'HEALTHY' ? parsed : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 1_000 },
+      );
+      expect(report.links).toHaveLength(1);
+      expect(report.groups.some((g) => g.group === 'demo-app')).toBe(true);
 
       // Kafka source and target, NATS, MirrorMaker and the four services, each leading its own group.
       started = childrenOf(pid);

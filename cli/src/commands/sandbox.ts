@@ -117,11 +117,10 @@ async function runSandbox(argv: readonly string[], io: CommandIo): Promise<numbe
     const { line } = await sandbox.moveGroup();
     io.stdout(`${line}\n`);
     const health = endpoints.services.find((s) => s.role === 'health');
-    // The health service configured with this address serves its gRPC API there; a build whose health
-    // service only publishes heartbeats does not listen, and the sandbox says so rather than pretend.
+    // Says so when the health service is not answering rather than pretend its API is up.
     const healthLine = (await listening(endpoints.healthAddress))
-      ? `${endpoints.healthAddress}  (grpc.health.v1 and the offsetsync API)`
-      : `pid ${health?.pid}; this build serves no gRPC on ${endpoints.healthAddress} yet`;
+      ? `${endpoints.healthAddress}  (npx offsetsync status --address ${endpoints.healthAddress})`
+      : `pid ${health?.pid} is not answering on ${endpoints.healthAddress}; see ${health?.logFile}`;
     io.stdout(
       [
         '',

@@ -347,6 +347,8 @@ export class Sandbox {
       committer: { target: 'target' },
       health: { grpc: { host: '127.0.0.1', port: healthPort } },
       heartbeat: { intervalMs: '1s' },
+      // Four processes share this file: each takes a free port for its own probe endpoint.
+      probes: { port: 0 },
       telemetry: { prometheus: { enabled: false } },
       logging: { level: 'info' },
     };

@@ -60,6 +60,7 @@ export class Committer implements ServiceWorker {
       cluster,
       clientId: cluster.clientId ?? `offsetsync-committer-${context.config.instance.id}`,
       logger: context.logger,
+      groupConnections: settings.groupConnections,
     });
     this.counters = new OutcomeCounters(context.telemetry.meter);
     this.activeGroups = new ActiveGroups(settings.activeGroupRetryMs);

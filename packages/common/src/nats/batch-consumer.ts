@@ -1,7 +1,11 @@
 // A durable pull consumer shared by every instance of a service, handing its messages to a handler in
 // batches: whatever arrived while the previous batch was being handled, up to a limit. Under low load a
 // message is handled at once; under load batches grow and per-message costs (Kafka requests) are shared.
-import type { ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
+//
+// The instance pulls only what it has room for (`maxHeld`, by default two batches): a backlog waits in the
+// stream, where another instance can take it, rather than in this process past the ack wait (JetStream
+// would then hand it out again and the work would be done twice).
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
 import type { Logger } from 'pino';
 
 export interface BatchConsumerOptions {
@@ -10,6 +14,8 @@ export interface BatchConsumerOptions {
   durable: string;
   /** Most messages handed to the handler at once. */
   maxBatch: number;
+  /** Most messages received and not yet handed to the handler. Default: `2 * maxBatch`. */
+  maxHeld?: number;
   /**
    * Handles a batch and settles every message (ack, nak with a delay, or term). A rejection naks the
    * batch's unsettled messages with `retryDelayMs`, so the work is retried rather than lost.
@@ -19,48 +25,87 @@ export interface BatchConsumerOptions {
   retryDelayMs?: number;
 }
 
+/** How long one pull request waits for messages before the next is sent (JetStream's minimum is 1 s). */
+const PULL_EXPIRES_MS = 5_000;
+
+/** How many messages the next pull asks for: the room left, nothing when it is less than `minPull`. */
+export function pullSize(held: number, maxHeld: number, minPull: number): number {
+  const room = maxHeld - held;
+  return room >= Math.min(minPull, maxHeld) ? room : 0;
+}
+
 export class BatchConsumer {
   private readonly queue: JsMsg[] = [];
-  private notify: (() => void) | undefined;
-  private subscription: ConsumerMessages | undefined;
+  private readonly maxHeld: number;
+  /** Wakes the handler loop (a message arrived) and the pull loop (room was made). */
+  private wakeProcess: (() => void) | undefined;
+  private wakePull: (() => void) | undefined;
+  private pulling: ConsumerMessages | undefined;
   private stopped = false;
   private loops: Promise<void> | undefined;
   /** Messages handled since start. */
   handled = 0;
 
-  constructor(private readonly options: BatchConsumerOptions) {}
+  constructor(private readonly options: BatchConsumerOptions) {
+    this.maxHeld = Math.max(options.maxHeld ?? options.maxBatch * 2, 1);
+  }
 
   async start(): Promise<void> {
     const consumer = await this.options.js.consumers.get(this.options.stream, this.options.durable);
-    this.subscription = await consumer.consume({ max_messages: Math.max(this.options.maxBatch * 2, 64) });
-    this.loops = Promise.all([this.receive(this.subscription), this.process()]).then(() => undefined);
+    this.loops = Promise.all([this.receive(consumer), this.process()]).then(() => undefined);
   }
 
   /** Stops taking messages, finishes the batch in hand; unhandled messages are redelivered elsewhere. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.subscription?.stop();
-    this.notify?.();
+    this.pulling?.stop();
+    this.wakeProcess?.();
+    this.wakePull?.();
     await this.loops;
     // Give back what was received but not handled, so another instance gets it now rather than after ack_wait.
     for (const message of this.queue.splice(0)) message.nak();
   }
 
-  private async receive(messages: ConsumerMessages): Promise<void> {
-    for await (const message of messages) {
-      this.queue.push(message);
-      this.notify?.();
+  /** Pulls as many messages as there is room for, again and again, until stopped. */
+  private async receive(consumer: Consumer): Promise<void> {
+    // Small pulls while a batch is handled would make many tiny requests; wait for room for a batch.
+    const minPull = Math.max(1, Math.floor(this.options.maxBatch / 2));
+    while (!this.stopped) {
+      const size = pullSize(this.queue.length, this.maxHeld, minPull);
+      if (size === 0) {
+        await new Promise<void>((resolve) => (this.wakePull = resolve));
+        this.wakePull = undefined;
+        continue;
+      }
+      try {
+        this.pulling = await consumer.fetch({ max_messages: size, expires: PULL_EXPIRES_MS });
+        for await (const message of this.pulling) {
+          if (this.stopped) {
+            message.nak();
+            continue;
+          }
+          this.queue.push(message);
+          this.wakeProcess?.();
+        }
+      } catch (error: unknown) {
+        if (this.stopped) break;
+        this.options.logger.warn({ err: error, stream: this.options.stream }, 'pull failed; pulling again');
+        await new Promise<void>((resolve) => setTimeout(resolve, this.options.retryDelayMs ?? 1000));
+      } finally {
+        this.pulling = undefined;
+      }
     }
   }
 
   private async process(): Promise<void> {
     while (!this.stopped) {
       if (this.queue.length === 0) {
-        await new Promise<void>((resolve) => (this.notify = resolve));
-        this.notify = undefined;
+        await new Promise<void>((resolve) => (this.wakeProcess = resolve));
+        this.wakeProcess = undefined;
         continue;
       }
       const batch = this.queue.splice(0, this.options.maxBatch);
+      this.wakePull?.();
       try {
         await this.options.handle(batch);
       } catch (error: unknown) {

@@ -2,9 +2,13 @@
 // batches: whatever arrived while the previous batch was being handled, up to a limit. Under low load a
 // message is handled at once; under load batches grow and per-message costs (Kafka requests) are shared.
 //
-// The instance pulls only what it has room for (`maxHeld`, by default two batches): a backlog waits in the
-// stream, where another instance can take it, rather than in this process past the ack wait (JetStream
-// would then hand it out again and the work would be done twice).
+// The instance pulls only what it has room for (`maxHeld`): a backlog waits in the stream, where another
+// instance can take it, rather than in this process past the ack wait (JetStream would then hand it out
+// again and the work would be done twice).
+//
+// Up to `concurrency` batches are handled at once, so that a batch waiting for Kafka or JetStream does not
+// hold up the next. Messages of one subject (one key) are never in two batches at once: a key's messages
+// are handled, and their results published, in stream order.
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
 import type { Logger } from 'pino';
 
@@ -14,7 +18,9 @@ export interface BatchConsumerOptions {
   durable: string;
   /** Most messages handed to the handler at once. */
   maxBatch: number;
-  /** Most messages received and not yet handed to the handler. Default: `2 * maxBatch`. */
+  /** Batches handled at once. Default: `1`. */
+  concurrency?: number;
+  /** Most messages received and not yet handed to the handler. Default: `(concurrency + 1) * maxBatch`. */
   maxHeld?: number;
   /**
    * Handles a batch and settles every message (ack, nak with a delay, or term). A rejection naks the
@@ -28,6 +34,25 @@ export interface BatchConsumerOptions {
 /** How long one pull request waits for messages before the next is sent (JetStream's minimum is 1 s). */
 const PULL_EXPIRES_MS = 5_000;
 
+/**
+ * Takes the next batch out of `queue`: up to `maxBatch` messages, in queue order, of subjects not in
+ * `busy`. The messages left behind keep their order.
+ */
+export function takeBatch<T extends { subject: string }>(
+  queue: T[],
+  maxBatch: number,
+  busy: ReadonlySet<string>,
+): T[] {
+  const batch: T[] = [];
+  const rest: T[] = [];
+  for (const message of queue) {
+    if (batch.length < maxBatch && !busy.has(message.subject)) batch.push(message);
+    else rest.push(message);
+  }
+  queue.splice(0, queue.length, ...rest);
+  return batch;
+}
+
 /** How many messages the next pull asks for: the room left, nothing when it is less than `minPull`. */
 export function pullSize(held: number, maxHeld: number, minPull: number): number {
   const room = maxHeld - held;
@@ -37,6 +62,10 @@ export function pullSize(held: number, maxHeld: number, minPull: number): number
 export class BatchConsumer {
   private readonly queue: JsMsg[] = [];
   private readonly maxHeld: number;
+  private readonly concurrency: number;
+  /** Subjects of the batches being handled. */
+  private readonly busy = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
   /** Wakes the handler loop (a message arrived) and the pull loop (room was made). */
   private wakeProcess: (() => void) | undefined;
   private wakePull: (() => void) | undefined;
@@ -47,7 +76,8 @@ export class BatchConsumer {
   handled = 0;
 
   constructor(private readonly options: BatchConsumerOptions) {
-    this.maxHeld = Math.max(options.maxHeld ?? options.maxBatch * 2, 1);
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.maxHeld = Math.max(options.maxHeld ?? options.maxBatch * (this.concurrency + 1), 1);
   }
 
   async start(): Promise<void> {
@@ -99,22 +129,38 @@ export class BatchConsumer {
 
   private async process(): Promise<void> {
     while (!this.stopped) {
-      if (this.queue.length === 0) {
+      const batch =
+        this.running.size < this.concurrency ? takeBatch(this.queue, this.options.maxBatch, this.busy) : [];
+      if (batch.length === 0) {
+        // Woken by a new message or a finished batch.
         await new Promise<void>((resolve) => (this.wakeProcess = resolve));
         this.wakeProcess = undefined;
         continue;
       }
-      const batch = this.queue.splice(0, this.options.maxBatch);
       this.wakePull?.();
-      try {
-        await this.options.handle(batch);
-      } catch (error: unknown) {
-        this.options.logger.error(
-          { err: error, messages: batch.length, stream: this.options.stream },
-          'batch failed; its messages will be redelivered',
-        );
-        for (const message of batch) message.nak(this.options.retryDelayMs ?? 1000);
-      }
+      const run = this.run(batch).finally(() => {
+        this.running.delete(run);
+        this.wakeProcess?.();
+      });
+      this.running.add(run);
+    }
+    await Promise.all(this.running);
+  }
+
+  /** Handles one batch; never rejects. */
+  private async run(batch: JsMsg[]): Promise<void> {
+    const subjects = new Set(batch.map((m) => m.subject));
+    for (const subject of subjects) this.busy.add(subject);
+    try {
+      await this.options.handle(batch);
+    } catch (error: unknown) {
+      this.options.logger.error(
+        { err: error, messages: batch.length, stream: this.options.stream },
+        'batch failed; its messages will be redelivered',
+      );
+      for (const message of batch) message.nak(this.options.retryDelayMs ?? 1000);
+    } finally {
+      for (const subject of subjects) this.busy.delete(subject);
       this.handled += batch.length;
     }
   }

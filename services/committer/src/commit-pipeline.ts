@@ -182,13 +182,19 @@ export class CommitPipeline {
       const supersededOf = byGroup(superseded.map(({ item }) => item));
       let publishError: { error: unknown } | undefined;
       await mapWithConcurrency([...byGroup(newest)], GROUP_CONCURRENCY, async ([group, groupItems]) => {
-        await this.handleGroup(group, groupItems);
+        const { postCommitCheck } = await this.handleGroup(group, groupItems);
         const older = supersededOf.get(group) ?? [];
         try {
-          // The applied stream keeps the last event per key: the superseded ones go first, so the newest
-          // translation's outcome is what stays.
-          await this.publishReports(older);
-          await this.publishReports(groupItems);
+          // The check concerns newer versions than these events report; it need not hold them up.
+          await Promise.all([
+            postCommitCheck,
+            (async () => {
+              // The applied stream keeps the last event per key: the superseded ones go first, so the
+              // newest translation's outcome is what stays.
+              await this.publishReports(older);
+              await this.publishReports(groupItems);
+            })(),
+          ]);
         } catch (error: unknown) {
           publishError ??= { error };
           return;
@@ -305,7 +311,15 @@ export class CommitPipeline {
     this.options.counters.add(outcome);
   }
 
-  private async handleGroup(group: string, items: Item[]): Promise<void> {
+  /**
+   * Decides, reserves and commits one group's translations, setting every item's fate. Resolves once the
+   * fates are set, with the post-commit check still running (it never rejects).
+   */
+  private async handleGroup(
+    group: string,
+    items: Item[],
+  ): Promise<{ postCommitCheck: Promise<void> | undefined }> {
+    const none = { postCommitCheck: undefined };
     const now = this.clock();
     const waitingUntil = this.options.activeGroups.waitingUntil(group, now);
     if (waitingUntil !== undefined) {
@@ -317,7 +331,7 @@ export class CommitPipeline {
           now,
         );
       }
-      return;
+      return none;
     }
 
     let committed: CommittedOffset[];
@@ -328,7 +342,7 @@ export class CommitPipeline {
       this.options.onKafkaProblem?.(undefined);
     } catch (error: unknown) {
       this.groupFailed(group, items, error);
-      return;
+      return none;
     }
     const commitOf = new Map<string, TargetCommit>(
       committed.map((c) => [partitionKey(c.topic, c.partition), c]),
@@ -383,7 +397,7 @@ export class CommitPipeline {
           break;
       }
     }
-    if (toCommit.length === 0) return;
+    if (toCommit.length === 0) return none;
 
     let answers: CommitAnswer[];
     try {
@@ -399,7 +413,7 @@ export class CommitPipeline {
         toCommit.map((r) => r.item),
         error,
       );
-      return;
+      return none;
     }
     const appliedAtMs = this.clock();
 
@@ -446,7 +460,7 @@ export class CommitPipeline {
     }
     // A failed commit must not be remembered as applied.
     await mapWithConcurrency(failed, KEY_CONCURRENCY, (r) => this.restore(r));
-    await this.ensureNewestCommittedLast(group, applied);
+    return { postCommitCheck: this.ensureNewestCommittedLast(group, applied) };
   }
 
   /**

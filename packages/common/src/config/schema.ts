@@ -272,9 +272,9 @@ const committerSchema = z
     }),
     /**
      * Connections to each target broker over which the group requests (OffsetFetch, OffsetCommit) are
-     * spread, a group always on the same one. Default: `8`.
+     * spread, a group always on the same one. Default: `32`.
      */
-    groupConnections: doc(z.number().int().min(1).max(64).default(8), {
+    groupConnections: doc(z.number().int().min(1).max(64).default(32), {
       description:
         'Connections to each target broker for group requests (a broker handles one request per connection at a time).',
     }),

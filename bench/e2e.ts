@@ -187,7 +187,7 @@ class Ledger {
     this.expected.set(key, phase);
     const partitionKey = `${group}\u0000${partition}`;
     let open = this.openOf.get(partitionKey);
-    if (open === undefined) this.openOf.set(partitionKey, (open = new Map()));
+    if (open === undefined) this.openOf.set(partitionKey, (open = new Map<number, number>()));
     open.set(sourceOffset, Date.now());
     this.open[phase] += 1;
     if (phase === 'measure') this.stages?.track(key);

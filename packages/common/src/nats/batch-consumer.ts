@@ -109,6 +109,8 @@ export class BatchConsumer {
       }
       try {
         this.pulling = await consumer.fetch({ max_messages: size, expires: PULL_EXPIRES_MS });
+        // stop() may have run while the pull was being set up; it would otherwise wait for the expiry.
+        if (this.stopped) this.pulling.stop();
         for await (const message of this.pulling) {
           if (this.stopped) {
             message.nak();

@@ -614,5 +614,6 @@ describe('CommitPipeline', () => {
       ),
       { numRuns: 200 },
     );
-  });
+    // 200 scheduled interleavings are CPU work: several seconds on a busy 2-core machine.
+  }, 60_000);
 });

@@ -150,6 +150,14 @@ type Phase = 'probe' | 'warmup' | 'measure';
  */
 class Ledger {
   private readonly expected = new Map<string, Phase>();
+  /**
+   * Open commits per group partition: source offset -> when it was sent (epoch ms). The streams keep the
+   * last event per key, so a commit still waiting in a stream when the next one of its group partition
+   * arrives is replaced by it, and only the newer one comes back: an event for a newer offset resolves
+   * the older open ones as superseded.
+   */
+  private readonly openOf = new Map<string, Map<number, number>>();
+  readonly superseded: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
   readonly open: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
   /** Source commits the broker accepted. */
   readonly committed: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
@@ -175,8 +183,12 @@ class Ledger {
 
   constructor(private readonly stages: StageTracker | undefined) {}
 
-  expect(key: string, phase: Phase): void {
+  expect(key: string, phase: Phase, group: string, partition: number, sourceOffset: number): void {
     this.expected.set(key, phase);
+    const partitionKey = `${group}\u0000${partition}`;
+    let open = this.openOf.get(partitionKey);
+    if (open === undefined) this.openOf.set(partitionKey, (open = new Map<number, number>()));
+    open.set(sourceOffset, Date.now());
     this.open[phase] += 1;
     if (phase === 'measure') this.stages?.track(key);
   }
@@ -196,6 +208,23 @@ class Ledger {
     if (phase === undefined) {
       this.unmatchedEvents += 1;
       return;
+    }
+    const open = this.openOf.get(`${event.group}\u0000${event.partition}`);
+    open?.delete(event.sourceOffset);
+    for (const [offset, sentAtMs] of open ?? []) {
+      if (offset >= event.sourceOffset) continue;
+      open?.delete(offset);
+      const olderKey = commitKey(event.group, event.partition, offset);
+      const olderPhase = this.expected.get(olderKey);
+      if (olderPhase === undefined) continue;
+      this.expected.delete(olderKey);
+      this.open[olderPhase] -= 1;
+      this.resolved[olderPhase] += 1;
+      this.superseded[olderPhase] += 1;
+      // Its position reached the target with the newer commit: measured from when it was sent, which is a
+      // little before the broker stamped it.
+      if (event.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED)
+        this.latency[olderPhase].add(event.appliedAtMs - sentAtMs);
     }
     this.expected.delete(key);
     this.open[phase] -= 1;
@@ -589,7 +618,7 @@ async function run(): Promise<Outcome> {
   const commit = async (group: string, entries: CommitEntry[], phase: Phase): Promise<void> => {
     const adapter = sourceAdapters[commitsSent++ % sourceAdapters.length] as KafkaAdapter;
     const keys = entries.map((e) => commitKey(group, e.partition, e.offset));
-    for (const key of keys) ledger.expect(key, phase);
+    keys.forEach((key, i) => ledger.expect(key, phase, group, entries[i]!.partition, entries[i]!.offset));
     const sentAt = performance.now();
     try {
       const answers = await adapter.commitOffsets(group, entries);
@@ -814,6 +843,7 @@ async function run(): Promise<Outcome> {
       missing: ledger.open.measure,
       commit_errors: ledger.commitErrors,
       unmatched_events: ledger.unmatchedEvents,
+      superseded: ledger.superseded.measure,
       drained,
       drained_ms_after_last_commit: drained ? Math.round(measureEnd - sendEnd) : null,
       send_throttled: throttled,

@@ -101,6 +101,10 @@ export class OffsetsTopicConsumer {
       await consumer.subscribe({ topic: this.options.topic, fromBeginning: true });
       await consumer.run({
         autoCommit: true,
+        // Without an interval kafkajs commits after every batch: under load more OffsetCommits to the
+        // source than the applications make. The position is only ever that of events JetStream has
+        // acknowledged; a crash repeats up to a second of events, which their message ids deduplicate.
+        autoCommitInterval: 1_000,
         eachBatchAutoResolve: true,
         partitionsConsumedConcurrently: 4,
         eachBatch: (payload) => this.eachBatch(payload),

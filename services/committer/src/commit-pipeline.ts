@@ -3,7 +3,8 @@
 //   offsets on the target, decide and reserve each key in KV (compare-and-set), commit every reserved
 //   partition of the group in one OffsetCommit, restore the reservations whose commit failed, make sure
 //   the newest reserved version is the last one written to Kafka -> publish one OffsetApplied event per
-//   translation -> settle the inputs.
+//   translation -> settle the inputs. Each group is published and settled as soon as it is done, not
+//   after the whole batch.
 // Inputs are acknowledged only after JetStream acknowledged the events (at-least-once); a crash at any
 // point leads to a redelivery, which the version check turns into a harmless repeat.
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
@@ -37,7 +38,7 @@ import {
   type AppliedReport,
 } from './applied-events.js';
 import type { AppliedRecord } from './applied-record.js';
-import type { AppliedVersionsStore } from './applied-versions-store.js';
+import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';
 import {
   decideApply,
   formatVersion,
@@ -52,6 +53,7 @@ import { mapWithConcurrency } from './concurrency.js';
 import type { CommitterOutcome, OutcomeCounters } from './outcome-counters.js';
 import { retryDelayMs, type BackoffSettings } from './retry-backoff.js';
 import { byGroup, coalesceByKey } from './translation-coalescer.js';
+import { VersionCache } from './version-cache.js';
 
 /** The parts of a JetStream message the pipeline uses (JsMsg has them). */
 export interface InboundMessage {
@@ -97,11 +99,16 @@ export interface CommitPipelineOptions {
   ) => Promise<number | undefined>;
   /** Told after each Kafka call: undefined when the target answered, the error when it could not be reached. */
   onKafkaProblem?: (error: OffsetSyncError | undefined) => void;
+  /** Keys whose last known KV record and revision are kept in memory (the CAS fast path). Default: `100000`. */
+  versionCacheSize?: number;
   clock?: () => number;
 }
 
-/** Consumer groups handled at once within a batch. */
-const GROUP_CONCURRENCY = 16;
+/**
+ * Consumer groups handled at once within a batch. The Kafka adapter spreads them over its group
+ * connections; more than those in flight keeps every connection busy while the others wait for NATS.
+ */
+const GROUP_CONCURRENCY = 64;
 /** KV operations in flight at once within one group. */
 const KEY_CONCURRENCY = 32;
 /** Compare-and-set attempts on one key before the event is retried later. */
@@ -142,6 +149,7 @@ const COUNTED: Record<AppliedOutcomeName, CommitterOutcome> = {
 
 export class CommitPipeline {
   private readonly clock: () => number;
+  private readonly versions: VersionCache;
   /** Version of the most recent translation handled. */
   lastVersion: Version | undefined;
   /** When the last translation was handled (epoch ms); 0 before the first. */
@@ -149,13 +157,14 @@ export class CommitPipeline {
 
   constructor(private readonly options: CommitPipelineOptions) {
     this.clock = options.clock ?? Date.now;
+    this.versions = new VersionCache(options.versionCacheSize ?? 100_000);
   }
 
   /**
    * Handles a batch and settles every message: acknowledged once its OffsetApplied event is stored (or at
    * once when there is nothing to report), handed back with a delay after a transient failure, terminated
-   * when it cannot be read. Rejects when the events could not be published; the caller hands the batch
-   * back.
+   * when it cannot be read. A group's messages are settled as soon as its events are stored. Rejects when
+   * some events could not be published; the caller hands the unsettled messages back.
    */
   async handleBatch(messages: readonly InboundMessage[]): Promise<void> {
     const items = messages.flatMap((message) => this.accept(message) ?? []);
@@ -170,14 +179,29 @@ export class CommitPipeline {
           decidedAtMs,
         );
       }
-      await mapWithConcurrency([...byGroup(newest)], GROUP_CONCURRENCY, ([group, groupItems]) =>
-        this.handleGroup(group, groupItems),
-      );
-      // The applied stream keeps the last event per key: the superseded ones go first, so the newest
-      // translation's outcome is what stays.
-      await this.publishReports(superseded.map(({ item }) => item));
-      await this.publishReports(newest);
-      this.settle(items);
+      const supersededOf = byGroup(superseded.map(({ item }) => item));
+      let publishError: { error: unknown } | undefined;
+      await mapWithConcurrency([...byGroup(newest)], GROUP_CONCURRENCY, async ([group, groupItems]) => {
+        const { postCommitCheck } = await this.handleGroup(group, groupItems);
+        const older = supersededOf.get(group) ?? [];
+        try {
+          // The check concerns newer versions than these events report; it need not hold them up.
+          await Promise.all([
+            postCommitCheck,
+            (async () => {
+              // The applied stream keeps the last event per key: the superseded ones go first, so the
+              // newest translation's outcome is what stays.
+              await this.publishReports(older);
+              await this.publishReports(groupItems);
+            })(),
+          ]);
+        } catch (error: unknown) {
+          publishError ??= { error };
+          return;
+        }
+        this.settle([...older, ...groupItems]);
+      });
+      if (publishError !== undefined) throw publishError.error;
     } catch (error: unknown) {
       for (const item of items) {
         item.span.recordException(error instanceof Error ? error : String(error));
@@ -287,7 +311,15 @@ export class CommitPipeline {
     this.options.counters.add(outcome);
   }
 
-  private async handleGroup(group: string, items: Item[]): Promise<void> {
+  /**
+   * Decides, reserves and commits one group's translations, setting every item's fate. Resolves once the
+   * fates are set, with the post-commit check still running (it never rejects).
+   */
+  private async handleGroup(
+    group: string,
+    items: Item[],
+  ): Promise<{ postCommitCheck: Promise<void> | undefined }> {
+    const none = { postCommitCheck: undefined };
     const now = this.clock();
     const waitingUntil = this.options.activeGroups.waitingUntil(group, now);
     if (waitingUntil !== undefined) {
@@ -299,7 +331,7 @@ export class CommitPipeline {
           now,
         );
       }
-      return;
+      return none;
     }
 
     let committed: CommittedOffset[];
@@ -310,7 +342,7 @@ export class CommitPipeline {
       this.options.onKafkaProblem?.(undefined);
     } catch (error: unknown) {
       this.groupFailed(group, items, error);
-      return;
+      return none;
     }
     const commitOf = new Map<string, TargetCommit>(
       committed.map((c) => [partitionKey(c.topic, c.partition), c]),
@@ -365,7 +397,7 @@ export class CommitPipeline {
           break;
       }
     }
-    if (toCommit.length === 0) return;
+    if (toCommit.length === 0) return none;
 
     let answers: CommitAnswer[];
     try {
@@ -381,7 +413,7 @@ export class CommitPipeline {
         toCommit.map((r) => r.item),
         error,
       );
-      return;
+      return none;
     }
     const appliedAtMs = this.clock();
 
@@ -428,7 +460,7 @@ export class CommitPipeline {
     }
     // A failed commit must not be remembered as applied.
     await mapWithConcurrency(failed, KEY_CONCURRENCY, (r) => this.restore(r));
-    await this.ensureNewestCommittedLast(group, applied);
+    return { postCommitCheck: this.ensureNewestCommittedLast(group, applied) };
   }
 
   /**
@@ -442,7 +474,10 @@ export class CommitPipeline {
       sourceCommitTimestampMs: item.translation.sourceCommitTimestampMs,
     };
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const entry = await this.options.store.read(item.key);
+      // The first attempt decides on what this instance last saw of the key; the compare-and-set write
+      // checks it. Every later attempt reads KV.
+      const cached = attempt === 0 ? this.versions.get(item.key) : undefined;
+      const entry = cached ?? (await this.read(item.key));
       if (entry.unreadable !== undefined) {
         this.options.logger.warn(
           { err: entry.unreadable, key: item.key },
@@ -464,8 +499,12 @@ export class CommitPipeline {
           : decision.kind === 'skip'
             ? decision.record
             : undefined;
-      if (toWrite === undefined) return { item, decision };
-      const revision = await this.options.store.write(item.key, toWrite, entry.revision);
+      if (toWrite === undefined) {
+        // Nothing to write would check the cached record: decide again on what KV holds.
+        if (cached !== undefined) continue;
+        return { item, decision };
+      }
+      const revision = await this.write(item.key, toWrite, entry.revision);
       if (revision !== undefined) return { item, decision, written: { revision, previous: entry.record } };
     }
     throw new OffsetSyncError(
@@ -492,10 +531,10 @@ export class CommitPipeline {
       const restored = restoredRecord(r.written.previous, current);
       const done =
         restored === undefined
-          ? await this.options.store.remove(r.item.key, revision)
-          : (await this.options.store.write(r.item.key, restored, revision)) !== undefined;
+          ? await this.remove(r.item.key, revision)
+          : (await this.write(r.item.key, restored, revision)) !== undefined;
       if (done) return;
-      ({ record: current, revision } = await this.options.store.read(r.item.key));
+      ({ record: current, revision } = await this.read(r.item.key));
     }
     this.options.logger.warn(
       { key: r.item.key },
@@ -523,7 +562,7 @@ export class CommitPipeline {
       for (let round = 0; round < MAX_RECOMMIT_ROUNDS && watched.length > 0; round++) {
         const newer = (
           await mapWithConcurrency(watched, KEY_CONCURRENCY, async (w) => {
-            const { record } = await this.options.store.read(w.item.key);
+            const { record } = await this.read(w.item.key);
             const newest = newerReservation(record, w.version);
             return newest === undefined ? undefined : { item: w.item, record: newest };
           })
@@ -552,6 +591,31 @@ export class CommitPipeline {
       // next source commit, brings the target to the newest version.
       this.options.logger.warn({ err: error, group }, 'post-commit check failed');
     }
+  }
+
+  /** Reads a key from KV and remembers what it holds. */
+  private async read(key: string): Promise<StoredEntry> {
+    const entry = await this.options.store.read(key);
+    this.versions.set(key, entry);
+    return entry;
+  }
+
+  /** Compare-and-set write; remembers the record written, forgets the key when another writer came first. */
+  private async write(
+    key: string,
+    record: AppliedRecord,
+    expectedRevision: number,
+  ): Promise<number | undefined> {
+    this.versions.forget(key);
+    const revision = await this.options.store.write(key, record, expectedRevision);
+    if (revision !== undefined) this.versions.set(key, { record, revision });
+    return revision;
+  }
+
+  private async remove(key: string, expectedRevision: number): Promise<boolean> {
+    // The removal's own revision is not returned: the next use of the key reads KV.
+    this.versions.forget(key);
+    return this.options.store.remove(key, expectedRevision);
   }
 
   private commitEntry(item: Item, record: AppliedRecord): CommitEntry {

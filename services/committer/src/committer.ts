@@ -28,6 +28,8 @@ import { retryDelayMs } from './retry-backoff.js';
 
 /** Events handed out and not yet settled, across all instances sharing a link's durable consumer. */
 const MAX_ACK_PENDING = 10_000;
+/** Batches handled at once (never two with the same key). */
+const BATCH_CONCURRENCY = 4;
 /** OffsetApplied events in flight at once while publishing a batch's events. */
 const PUBLISH_CONCURRENCY = 256;
 
@@ -60,6 +62,7 @@ export class Committer implements ServiceWorker {
       cluster,
       clientId: cluster.clientId ?? `offsetsync-committer-${context.config.instance.id}`,
       logger: context.logger,
+      groupConnections: settings.groupConnections,
     });
     this.counters = new OutcomeCounters(context.telemetry.meter);
     this.activeGroups = new ActiveGroups(settings.activeGroupRetryMs);
@@ -126,6 +129,8 @@ export class Committer implements ServiceWorker {
         stream,
         durable,
         maxBatch: this.settings.maxBatch,
+        // A batch waits for the target's coordinators and JetStream most of its time; the next need not.
+        concurrency: BATCH_CONCURRENCY,
         handle: (messages) => this.handle(pipeline, messages),
         logger,
         retryDelayMs: this.settings.retryBackoffMinMs,

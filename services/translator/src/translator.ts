@@ -43,6 +43,9 @@ const OUTCOME_NAMES: Record<number, string> = {
   [TranslationOutcome.TRANSLATION_OUTCOME_REFUSED]: 'refused',
 };
 
+/** Batches translated at once (never two with the same key). */
+const BATCH_CONCURRENCY = 4;
+
 export class Translator implements ServiceWorker {
   private readonly adapter: KafkaAdapter;
   private readonly locator: AnchorLocator;
@@ -119,6 +122,8 @@ export class Translator implements ServiceWorker {
         stream: names.stream('committed'),
         durable,
         maxBatch: 500,
+        // A batch waits for the target's brokers and JetStream most of its time; the next need not.
+        concurrency: BATCH_CONCURRENCY,
         logger,
         handle: (messages) => this.handleBatch(source, messages),
       });

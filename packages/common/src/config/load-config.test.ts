@@ -91,6 +91,7 @@ describe('loadConfig', () => {
       target: 'target-a',
       batchMaxWaitMs: 20,
       activeGroupRetryMs: 30_000,
+      groupConnections: 32,
       maxBatch: 500,
       ackWaitMs: 30_000,
       retryBackoffMinMs: 1_000,

@@ -270,6 +270,14 @@ const committerSchema = z
     activeGroupRetryMs: doc(durationMs({ min: 1 }).default(30_000), {
       description: 'Wait before retrying a group the target refused because it has live members.',
     }),
+    /**
+     * Connections to each target broker over which the group requests (OffsetFetch, OffsetCommit) are
+     * spread, a group always on the same one. Default: `32`.
+     */
+    groupConnections: doc(z.number().int().min(1).max(64).default(32), {
+      description:
+        'Connections to each target broker for group requests (a broker handles one request per connection at a time).',
+    }),
     /** Most translated events handled (and committed per group) in one batch. Default: `500`. */
     maxBatch: doc(positiveInt.default(500), {
       description: 'Most translated events handled in one batch; their commits are sent once per group.',

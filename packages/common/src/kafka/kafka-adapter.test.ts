@@ -13,6 +13,7 @@ import {
   KafkaAdapter,
   kafkajsClientConfig,
   kafkajsInternals,
+  laneOf,
   makeBrokerMetadataLenient,
   selectRecords,
   wavesOf,
@@ -416,6 +417,23 @@ describe('wavesOf', () => {
 });
 
 // --- client configuration -----------------------------------------------------------------------
+
+describe('laneOf', () => {
+  it('puts every group on one lane within range, the same one each time', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.integer({ min: 1, max: 64 }), (group, lanes) => {
+        const lane = laneOf(group, lanes);
+        expect(Number.isInteger(lane) && lane >= 0 && lane < lanes).toBe(true);
+        expect(laneOf(group, lanes)).toBe(lane);
+      }),
+    );
+  });
+
+  it('spreads similar group names over the lanes', () => {
+    const used = new Set(Array.from({ length: 100 }, (_, i) => laneOf(`group-${i}`, 8)));
+    expect(used.size).toBe(8);
+  });
+});
 
 describe('kafkajsClientConfig', () => {
   it('passes bootstrap servers, client id and timeouts', () => {

@@ -40,6 +40,13 @@ export interface KafkaAdapterOptions {
   logger: Logger;
   /** How long partition leaders are cached before they are asked for again. Default: `30000`. */
   metadataMaxAgeMs?: number;
+  /**
+   * Connections to each broker over which group requests (OffsetFetch, OffsetCommit, DescribeGroups) are
+   * spread, a group always on the same one. A broker handles one request of a connection at a time and an
+   * OffsetCommit holds its connection until the coordinator wrote it, so one connection caps the group
+   * requests a second. Default: `1`.
+   */
+  groupConnections?: number;
 }
 
 /** One topic partition. */
@@ -713,6 +720,10 @@ export class KafkaAdapter {
 
   private readonly logger: Logger;
   private readonly cluster: InternalCluster;
+  /** Clusters whose connections carry group requests; the first is `cluster`, the others connect on first use. */
+  private readonly groupLanes: { cluster: InternalCluster; connecting?: Promise<void> }[];
+  /** Node id of each group's coordinator, as last found; forgotten when the coordinator moved or failed. */
+  private readonly coordinators = new Map<string, string>();
   private readonly metadataMaxAgeMs: number;
   private readonly topics = new Map<string, TopicState>();
   private readonly requestListeners = new Set<(event: KafkaRequestEvent) => void>();
@@ -731,12 +742,23 @@ export class KafkaAdapter {
       ...config,
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
-    this.cluster = kafkajsInternals().createCluster(ownClient, {
+    const clusterOptions: ClusterOptions = {
       allowAutoTopicCreation: false,
       metadataMaxAge: this.metadataMaxAgeMs,
       maxInFlightRequests: null,
       instrumentationEmitter: { emit: (eventName, payload) => this.emitRequest(eventName, payload) },
-    });
+    };
+    this.cluster = kafkajsInternals().createCluster(ownClient, clusterOptions);
+    const lanes = options.groupConnections ?? 1;
+    if (!Number.isSafeInteger(lanes) || lanes < 1) {
+      throw new OffsetSyncError(`groupConnections must be a positive integer, not ${lanes}`, {
+        code: ErrorCodes.INTERNAL,
+      });
+    }
+    this.groupLanes = [{ cluster: this.cluster }];
+    for (let i = 1; i < lanes; i++) {
+      this.groupLanes.push({ cluster: kafkajsInternals().createCluster(ownClient, clusterOptions) });
+    }
   }
 
   /** Connects to the cluster and reads its brokers. Idempotent; a failed attempt may be repeated. */
@@ -762,7 +784,7 @@ export class KafkaAdapter {
       } catch {
         // A connect that failed left nothing open beyond what cluster.disconnect() closes.
       }
-      await this.cluster.disconnect();
+      await Promise.all(this.groupLanes.map((lane) => lane.cluster.disconnect()));
     })();
     return this.disconnecting;
   }
@@ -1334,22 +1356,65 @@ export class KafkaAdapter {
     operation: string,
     call: (broker: InternalBroker, final: boolean) => Promise<{ result: T; code: number }>,
   ): Promise<T> {
+    const lane = await this.groupLane(groupId);
     for (let attempt = 0; ; attempt += 1) {
       const final = attempt === 1;
       let outcome: { result: T; code: number };
       try {
-        const broker = await this.cluster.findGroupCoordinator({ groupId });
+        const broker = await this.coordinator(lane, groupId);
         outcome = await call(broker, final);
       } catch (error: unknown) {
+        this.coordinators.delete(groupId);
         const mapped = toOffsetSyncError(error, { operation, details: { groupId } });
         if (final || mapped.code !== ErrorCodes.KAFKA_UNREACHABLE) throw mapped;
         continue;
       }
       if (outcome.code === 0) return outcome.result;
+      this.coordinators.delete(groupId);
       if (COORDINATOR_MOVED_CODES.has(outcome.code) && !final) continue;
       throw this.brokerError(outcome.code, operation, { groupId });
     }
   }
+
+  /** The connected cluster whose connections carry the group's requests (always the same for a group). */
+  private async groupLane(groupId: string): Promise<InternalCluster> {
+    const lane = this.groupLanes[laneOf(groupId, this.groupLanes.length)]!;
+    if (lane.cluster === this.cluster) return lane.cluster;
+    lane.connecting ??= (async () => {
+      try {
+        await lane.cluster.connect();
+        makeBrokerMetadataLenient(lane.cluster.brokerPool);
+        await lane.cluster.refreshMetadata();
+        makeBrokerMetadataLenient(lane.cluster.brokerPool);
+      } catch (error: unknown) {
+        lane.connecting = undefined;
+        throw toOffsetSyncError(error, { operation: 'connect', details: { groupId } });
+      }
+    })();
+    await lane.connecting;
+    makeBrokerMetadataLenient(lane.cluster.brokerPool);
+    return lane.cluster;
+  }
+
+  /** The group's coordinator on `lane`: the remembered node when there is one, else FindCoordinator. */
+  private async coordinator(lane: InternalCluster, groupId: string): Promise<InternalBroker> {
+    const known = this.coordinators.get(groupId);
+    if (known !== undefined) return lane.findBroker({ nodeId: known });
+    const broker = await lane.findGroupCoordinator({ groupId });
+    const nodeId = Object.entries(lane.brokerPool.brokers).find(([, b]) => b === broker)?.[0];
+    if (nodeId !== undefined) this.coordinators.set(groupId, nodeId);
+    return broker;
+  }
+}
+
+/** Which of `lanes` connections carries a group's requests: a hash (FNV-1a) of the group id. */
+export function laneOf(groupId: string, lanes: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < groupId.length; i++) {
+    hash ^= groupId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) % lanes;
 }
 
 function timestampCode(timestamp: OffsetQuery['timestamp']): number {

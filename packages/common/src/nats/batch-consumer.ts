@@ -1,7 +1,15 @@
 // A durable pull consumer shared by every instance of a service, handing its messages to a handler in
 // batches: whatever arrived while the previous batch was being handled, up to a limit. Under low load a
 // message is handled at once; under load batches grow and per-message costs (Kafka requests) are shared.
-import type { ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
+//
+// The instance pulls only what it has room for (`maxHeld`): a backlog waits in the stream, where another
+// instance can take it, rather than in this process past the ack wait (JetStream would then hand it out
+// again and the work would be done twice).
+//
+// Up to `concurrency` batches are handled at once, so that a batch waiting for Kafka or JetStream does not
+// hold up the next. Messages of one subject (one key) are never in two batches at once: a key's messages
+// are handled, and their results published, in stream order.
+import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
 import type { Logger } from 'pino';
 
 export interface BatchConsumerOptions {
@@ -10,6 +18,10 @@ export interface BatchConsumerOptions {
   durable: string;
   /** Most messages handed to the handler at once. */
   maxBatch: number;
+  /** Batches handled at once. Default: `1`. */
+  concurrency?: number;
+  /** Most messages received and not yet handed to the handler. Default: `(concurrency + 1) * maxBatch`. */
+  maxHeld?: number;
   /**
    * Handles a batch and settles every message (ack, nak with a delay, or term). A rejection naks the
    * batch's unsettled messages with `retryDelayMs`, so the work is retried rather than lost.
@@ -19,57 +31,138 @@ export interface BatchConsumerOptions {
   retryDelayMs?: number;
 }
 
+/** How long one pull request waits for messages before the next is sent (JetStream's minimum is 1 s). */
+const PULL_EXPIRES_MS = 5_000;
+
+/**
+ * Takes the next batch out of `queue`: up to `maxBatch` messages, in queue order, of subjects not in
+ * `busy`. The messages left behind keep their order.
+ */
+export function takeBatch<T extends { subject: string }>(
+  queue: T[],
+  maxBatch: number,
+  busy: ReadonlySet<string>,
+): T[] {
+  const batch: T[] = [];
+  const rest: T[] = [];
+  for (const message of queue) {
+    if (batch.length < maxBatch && !busy.has(message.subject)) batch.push(message);
+    else rest.push(message);
+  }
+  queue.splice(0, queue.length, ...rest);
+  return batch;
+}
+
+/** How many messages the next pull asks for: the room left, nothing when it is less than `minPull`. */
+export function pullSize(held: number, maxHeld: number, minPull: number): number {
+  const room = maxHeld - held;
+  return room >= Math.min(minPull, maxHeld) ? room : 0;
+}
+
 export class BatchConsumer {
   private readonly queue: JsMsg[] = [];
-  private notify: (() => void) | undefined;
-  private subscription: ConsumerMessages | undefined;
+  private readonly maxHeld: number;
+  private readonly concurrency: number;
+  /** Subjects of the batches being handled. */
+  private readonly busy = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  /** Wakes the handler loop (a message arrived) and the pull loop (room was made). */
+  private wakeProcess: (() => void) | undefined;
+  private wakePull: (() => void) | undefined;
+  private pulling: ConsumerMessages | undefined;
   private stopped = false;
   private loops: Promise<void> | undefined;
   /** Messages handled since start. */
   handled = 0;
 
-  constructor(private readonly options: BatchConsumerOptions) {}
+  constructor(private readonly options: BatchConsumerOptions) {
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.maxHeld = Math.max(options.maxHeld ?? options.maxBatch * (this.concurrency + 1), 1);
+  }
 
   async start(): Promise<void> {
     const consumer = await this.options.js.consumers.get(this.options.stream, this.options.durable);
-    this.subscription = await consumer.consume({ max_messages: Math.max(this.options.maxBatch * 2, 64) });
-    this.loops = Promise.all([this.receive(this.subscription), this.process()]).then(() => undefined);
+    this.loops = Promise.all([this.receive(consumer), this.process()]).then(() => undefined);
   }
 
   /** Stops taking messages, finishes the batch in hand; unhandled messages are redelivered elsewhere. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.subscription?.stop();
-    this.notify?.();
+    this.pulling?.stop();
+    this.wakeProcess?.();
+    this.wakePull?.();
     await this.loops;
     // Give back what was received but not handled, so another instance gets it now rather than after ack_wait.
     for (const message of this.queue.splice(0)) message.nak();
   }
 
-  private async receive(messages: ConsumerMessages): Promise<void> {
-    for await (const message of messages) {
-      this.queue.push(message);
-      this.notify?.();
+  /** Pulls as many messages as there is room for, again and again, until stopped. */
+  private async receive(consumer: Consumer): Promise<void> {
+    // Small pulls while a batch is handled would make many tiny requests; wait for room for a batch.
+    const minPull = Math.max(1, Math.floor(this.options.maxBatch / 2));
+    while (!this.stopped) {
+      const size = pullSize(this.queue.length, this.maxHeld, minPull);
+      if (size === 0) {
+        await new Promise<void>((resolve) => (this.wakePull = resolve));
+        this.wakePull = undefined;
+        continue;
+      }
+      try {
+        this.pulling = await consumer.fetch({ max_messages: size, expires: PULL_EXPIRES_MS });
+        // stop() may have run while the pull was being set up; it would otherwise wait for the expiry.
+        if (this.stopped) this.pulling.stop();
+        for await (const message of this.pulling) {
+          if (this.stopped) {
+            message.nak();
+            continue;
+          }
+          this.queue.push(message);
+          this.wakeProcess?.();
+        }
+      } catch (error: unknown) {
+        if (this.stopped) break;
+        this.options.logger.warn({ err: error, stream: this.options.stream }, 'pull failed; pulling again');
+        await new Promise<void>((resolve) => setTimeout(resolve, this.options.retryDelayMs ?? 1000));
+      } finally {
+        this.pulling = undefined;
+      }
     }
   }
 
   private async process(): Promise<void> {
     while (!this.stopped) {
-      if (this.queue.length === 0) {
-        await new Promise<void>((resolve) => (this.notify = resolve));
-        this.notify = undefined;
+      const batch =
+        this.running.size < this.concurrency ? takeBatch(this.queue, this.options.maxBatch, this.busy) : [];
+      if (batch.length === 0) {
+        // Woken by a new message or a finished batch.
+        await new Promise<void>((resolve) => (this.wakeProcess = resolve));
+        this.wakeProcess = undefined;
         continue;
       }
-      const batch = this.queue.splice(0, this.options.maxBatch);
-      try {
-        await this.options.handle(batch);
-      } catch (error: unknown) {
-        this.options.logger.error(
-          { err: error, messages: batch.length, stream: this.options.stream },
-          'batch failed; its messages will be redelivered',
-        );
-        for (const message of batch) message.nak(this.options.retryDelayMs ?? 1000);
-      }
+      this.wakePull?.();
+      const run = this.run(batch).finally(() => {
+        this.running.delete(run);
+        this.wakeProcess?.();
+      });
+      this.running.add(run);
+    }
+    await Promise.all(this.running);
+  }
+
+  /** Handles one batch; never rejects. */
+  private async run(batch: JsMsg[]): Promise<void> {
+    const subjects = new Set(batch.map((m) => m.subject));
+    for (const subject of subjects) this.busy.add(subject);
+    try {
+      await this.options.handle(batch);
+    } catch (error: unknown) {
+      this.options.logger.error(
+        { err: error, messages: batch.length, stream: this.options.stream },
+        'batch failed; its messages will be redelivered',
+      );
+      for (const message of batch) message.nak(this.options.retryDelayMs ?? 1000);
+    } finally {
+      for (const subject of subjects) this.busy.delete(subject);
       this.handled += batch.length;
     }
   }

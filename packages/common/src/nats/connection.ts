@@ -31,6 +31,9 @@ export async function connectNats(
     reconnectTimeWait: settings.reconnectWaitMs,
     maxReconnectAttempts: -1,
     waitOnFirstConnect: true,
+    // nats.js otherwise captures a stack trace for every request and publish so that a failure can say
+    // where it was made: under load that was a sixth of a service's busy time.
+    noAsyncTraces: true,
     ...(settings.user !== undefined ? { user: settings.user, pass: settings.password } : {}),
     ...(settings.token !== undefined ? { token: settings.token } : {}),
   };

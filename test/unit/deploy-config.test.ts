@@ -26,18 +26,6 @@ type Tree = Record<string, unknown>;
 
 const commandNames = new Set(commands.map((command) => command.name));
 
-// The `probes` section (grpc.health.v1 on a probe port) is being added to the schema in parallel with these
-// files. Until the schema knows it, it is checked here for its shape and removed before validation; once the
-// schema has it, the schema validates it like every other setting and this stripping no longer happens.
-const SCHEMA_HAS_PROBES = describeConfigSchema().some((row) => row.path.startsWith('probes.'));
-
-function withoutUnknownProbes(config: Tree): Tree {
-  if (SCHEMA_HAS_PROBES) return config;
-  expect(config.probes).toEqual({ enabled: true, host: '0.0.0.0', port: expect.any(Number) as number });
-  const { probes: _probes, ...rest } = config;
-  return rest;
-}
-
 function isTree(value: unknown): value is Tree {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -51,7 +39,7 @@ function readYaml(file: string): Tree {
 
 /** Validates a config as a service would load it, with `env` as its environment. */
 function validate(config: Tree, env: Record<string, string> = {}): OffsetSyncConfig {
-  return loadConfig({ env, overrides: withoutUnknownProbes(config) });
+  return loadConfig({ env, overrides: config });
 }
 
 function problemsOf(run: () => unknown): string {
@@ -68,6 +56,17 @@ describe('deploy/compose.yaml', () => {
   const compose = readYaml(join(DEPLOY, 'compose.yaml'));
   const services = compose.services as Record<string, Tree>;
   const offsetsyncServices = Object.entries(services).filter(([, s]) => s.image === 'offsetsync:local');
+
+  it('builds the image with every workspace: its package.json before npm ci, its sources and its build', () => {
+    const dockerfile = readFileSync(join(DEPLOY, 'Dockerfile'), 'utf8');
+    const workspaces = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }
+    ).workspaces;
+    for (const workspace of workspaces) {
+      expect(dockerfile, workspace).toContain(`COPY ${workspace}/package.json ${workspace}/`);
+      expect(dockerfile, workspace).toContain(`/app/${workspace}/dist ${workspace}/dist/`);
+    }
+  });
 
   it('runs each of the four services once, from the image built from deploy/Dockerfile', () => {
     expect(offsetsyncServices.map(([name]) => name).sort()).toEqual([...SERVICE_ROLES].sort());
@@ -95,7 +94,7 @@ describe('deploy/compose.yaml', () => {
         const raw = readYaml(hostFile);
         let config: OffsetSyncConfig | undefined;
         expect(problemsOf(() => (config = validate(raw)))).toBe('');
-        if (SCHEMA_HAS_PROBES) expect(problemsOf(() => loadConfig({ file: hostFile, env: {} }))).toBe('');
+        expect(problemsOf(() => loadConfig({ file: hostFile, env: {} }))).toBe('');
         expect(config?.[role]).toBeDefined();
         // The published ports are the ones the service listens on.
         const ports = (service.ports as string[]).map((p) => Number(p.split(':')[1]));

@@ -18,10 +18,7 @@ const SCENARIOS: Record<string, Scenario> = {
   latency: {
     summary:
       'time from a source commit until the target shows it (p50, p99, max), offsetsync vs MirrorMaker 2 at its defaults and tuned to 1 s, same brokers and groups, one run',
-    run: async () => {
-      process.stderr.write('latency: not written yet\n');
-      return Promise.resolve(1);
-    },
+    run: async (args) => (await import('./scenarios/latency.js')).runLatency(args),
   },
   steady: {
     summary:

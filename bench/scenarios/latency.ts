@@ -179,18 +179,24 @@ export async function runLatency(args: readonly string[]): Promise<number> {
       `${tracks.length} groups (${groups} per system, ${partitions} partitions each) committed once (not measured)`,
     );
     // Measure from when offsetsync and the tuned MirrorMaker have shown that first commit (services and
-    // connectors warmed up); MirrorMaker at its defaults is not waited for: its interval is what is measured.
+    // connectors warmed up), 60 s at most: MirrorMaker commits nothing for a partition until it has an
+    // offset sync at or below the position, which may take a later commit. MirrorMaker at its defaults is
+    // not waited for: its interval is what is measured.
     const warmStart = Date.now();
-    for (const track of tracks.filter((t) => t.system !== 'mm2_default')) {
-      for (;;) {
-        const committed = await committedOn(bed.target, track.group, track.topic);
-        if (committed.size === partitions) break;
-        if (Date.now() - warmStart > 120_000)
-          throw new Error(`${track.group}: no target commit within 120 s`);
-        await sleep(200);
-      }
+    const warming = tracks.filter((t) => t.system !== 'mm2_default');
+    const missing = new Set(warming.map((t) => t.group));
+    while (missing.size > 0 && Date.now() - warmStart < 60_000) {
+      for (const track of warming.filter((t) => missing.has(t.group)))
+        if ((await committedOn(bed.target, track.group, track.topic)).size === partitions)
+          missing.delete(track.group);
+      await sleep(200);
     }
-    say(`offsetsync and the tuned MirrorMaker showed the first commits after ${Date.now() - warmStart} ms`);
+    say(
+      `first commits shown on the target after ${Date.now() - warmStart} ms` +
+        (missing.size > 0
+          ? `; not (yet) on every partition: ${[...missing].join(', ')}`
+          : ' by offsetsync and the tuned MirrorMaker'),
+    );
 
     let polling = true;
     let pollErrors = 0;

@@ -20,6 +20,7 @@ export default defineConfig({
             'services/*/src/**/*.test.ts',
             'cli/src/**/*.test.ts',
             'test/unit/**/*.test.ts',
+            'bench/**/*.test.ts',
           ],
           environment: 'node',
         },

@@ -18,13 +18,16 @@ export {
   type KafkaDistribution,
 } from './kafka-dist.js';
 export {
+  DEFAULT_REPLICATION_POLICY,
   escapeRegex,
   IDENTITY_REPLICATION_POLICY,
   MIRROR_MAKER_MAIN_CLASS,
   mirrorMakerProperties,
+  offsetTranslationLines,
   startMirrorMaker,
   stopMirrorMaker,
   type MirrorMakerInfo,
+  type MirrorMakerOffsetTranslation,
   type MirrorMakerOptions,
 } from './mirror-maker.js';
 export {

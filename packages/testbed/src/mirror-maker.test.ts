@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { escapeRegex, IDENTITY_REPLICATION_POLICY, mirrorMakerProperties } from './mirror-maker.js';
+import {
+  DEFAULT_REPLICATION_POLICY,
+  escapeRegex,
+  IDENTITY_REPLICATION_POLICY,
+  mirrorMakerProperties,
+} from './mirror-maker.js';
 
 /** Reads `key = value` lines the way java.util.Properties does for these simple files. */
 function parse(text: string): Map<string, string> {
@@ -84,5 +89,65 @@ describe('mirrorMakerProperties', () => {
 
   it('escapes regex characters in topic names', () => {
     expect(escapeRegex('a.b*c')).toBe('a\\.b\\*c');
+  });
+});
+
+describe('mirrorMakerProperties with MirrorMaker offset translation on', () => {
+  const base = {
+    sourceBootstrapServers: '127.0.0.1:9001',
+    targetBootstrapServers: '127.0.0.1:9002',
+    topics: ['t'],
+  };
+
+  it('switches offset syncs, checkpoints and group offset sync on for the given groups, tuned', () => {
+    const properties = parse(
+      mirrorMakerProperties({
+        ...base,
+        replicationPolicy: 'default',
+        offsetTranslation: {
+          groups: ['mm2-.*'],
+          checkpointIntervalSeconds: 1,
+          syncGroupOffsetsIntervalSeconds: 1,
+          offsetLagMax: 0,
+        },
+      }),
+    );
+    expect(properties.get('emit.offset-syncs.enabled')).toBe('true');
+    expect(properties.get('emit.checkpoints.enabled')).toBe('true');
+    expect(properties.get('sync.group.offsets.enabled')).toBe('true');
+    expect(properties.get('groups')).toBe('mm2-.*');
+    expect(properties.get('offset-syncs.topic.replication.factor')).toBe('1');
+    expect(properties.get('emit.checkpoints.interval.seconds')).toBe('1');
+    expect(properties.get('sync.group.offsets.interval.seconds')).toBe('1');
+    expect(properties.get('offset.lag.max')).toBe('0');
+    expect(properties.get('replication.policy.class')).toBe(DEFAULT_REPLICATION_POLICY);
+  });
+
+  it("leaves MirrorMaker's defaults for the intervals and offset.lag.max when not given", () => {
+    const properties = parse(mirrorMakerProperties({ ...base, offsetTranslation: { groups: ['a', 'b'] } }));
+    expect(properties.get('groups')).toBe('a,b');
+    expect(properties.has('emit.checkpoints.interval.seconds')).toBe(false);
+    expect(properties.has('sync.group.offsets.interval.seconds')).toBe(false);
+    expect(properties.has('offset.lag.max')).toBe(false);
+    expect(properties.get('replication.policy.class')).toBe(IDENTITY_REPLICATION_POLICY);
+  });
+
+  it('refuses no groups and intervals that are not whole positive seconds', () => {
+    expect(() => mirrorMakerProperties({ ...base, offsetTranslation: { groups: [] } })).toThrow();
+    expect(() =>
+      mirrorMakerProperties({
+        ...base,
+        offsetTranslation: { groups: ['g'], checkpointIntervalSeconds: 0.5 },
+      }),
+    ).toThrow();
+    expect(() =>
+      mirrorMakerProperties({ ...base, offsetTranslation: { groups: ['g'], offsetLagMax: -1 } }),
+    ).toThrow();
+  });
+
+  it('keeps offset translation off by default, with no offset-syncs.* setting', () => {
+    const properties = parse(mirrorMakerProperties(base));
+    expect(properties.get('emit.offset-syncs.enabled')).toBe('false');
+    expect([...properties.keys()].filter((k) => k.startsWith('offset-syncs.'))).toEqual([]);
   });
 });

@@ -13,6 +13,9 @@ export const MIRROR_MAKER_MAIN_CLASS = 'org.apache.kafka.connect.mirror.MirrorMa
 /** Keeps every topic name on the target as on the source (no `source.` prefix), as offsetsync expects. */
 export const IDENTITY_REPLICATION_POLICY = 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy';
 
+/** MirrorMaker's own policy: `<source alias>.<topic>` on the target. */
+export const DEFAULT_REPLICATION_POLICY = 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy';
+
 /** What MirrorMaker 2 replicates, and between which clusters. */
 export interface MirrorMakerOptions {
   /** Bootstrap servers (`host:port`) of the cluster records are copied from. */
@@ -31,8 +34,74 @@ export interface MirrorMakerOptions {
    * Letters, digits, `.`, `_`, `-`. Default: `offsetsync`.
    */
   instanceName?: string;
+  /**
+   * Topic names on the target: `identity` keeps them (what offsetsync expects), `default` is MirrorMaker's
+   * own `DefaultReplicationPolicy` (`<source alias>.<topic>`), which lets a second MirrorMaker copy the
+   * same topic to the same target without writing into the first one's copy. Default: `identity`.
+   */
+  replicationPolicy?: 'identity' | 'default';
+  /**
+   * Switches MirrorMaker's own offset translation on (offset syncs, checkpoints and
+   * `sync.group.offsets.enabled`) for the groups matching `groups`. Default: off (MirrorMaker only copies
+   * records; offsetsync moves the groups).
+   */
+  offsetTranslation?: MirrorMakerOffsetTranslation;
   /** Further `key = value` lines, written last so they override the defaults. Default: none. */
   overrides?: Readonly<Record<string, string>>;
+}
+
+/** MirrorMaker 2's own consumer group offset translation (checkpoint connector). */
+export interface MirrorMakerOffsetTranslation {
+  /** Java regular expressions of the groups MirrorMaker checkpoints and commits on the target. At least one. */
+  groups: readonly string[];
+  /** `emit.checkpoints.interval.seconds`. Default: MirrorMaker's, 60. */
+  checkpointIntervalSeconds?: number;
+  /** `sync.group.offsets.interval.seconds`. Default: MirrorMaker's, 60. */
+  syncGroupOffsetsIntervalSeconds?: number;
+  /** `offset.lag.max`: records between two offset syncs at most. Default: MirrorMaker's, 100. */
+  offsetLagMax?: number;
+}
+
+/** The settings that turn MirrorMaker's offset translation on, each explained (pure; exported for tests). */
+export function offsetTranslationLines(
+  translation: MirrorMakerOffsetTranslation | undefined,
+): Array<[string, string] | string> {
+  if (translation === undefined)
+    return [
+      '# offsetsync translates and commits the groups; MirrorMaker only copies records. With offset syncs',
+      '# off it writes no offset-syncs topic (then no offset-syncs.* setting may be given). Its checkpoint',
+      '# connector then refuses its own config: MirrorMaker logs that once as an ERROR',
+      '# ("Failed to configure MirrorCheckpointConnector") and runs the other connectors.',
+      ['emit.offset-syncs.enabled', 'false'],
+      ['emit.checkpoints.enabled', 'false'],
+      ['sync.group.offsets.enabled', 'false'],
+    ];
+  if (translation.groups.length === 0)
+    throw new Error('MirrorMaker offset translation needs at least one group');
+  const seconds = (name: string, value: number | undefined): void => {
+    if (value !== undefined && !(Number.isInteger(value) && value > 0))
+      throw new Error(`${name} must be a positive whole number of seconds: ${value}`);
+  };
+  seconds('checkpointIntervalSeconds', translation.checkpointIntervalSeconds);
+  seconds('syncGroupOffsetsIntervalSeconds', translation.syncGroupOffsetsIntervalSeconds);
+  const lag = translation.offsetLagMax;
+  if (lag !== undefined && !(Number.isInteger(lag) && lag >= 0))
+    throw new Error(`offsetLagMax must be a whole number >= 0: ${lag}`);
+  const lines: Array<[string, string] | string> = [
+    '# MirrorMaker translates and commits the groups itself: the source connector writes offset syncs,',
+    '# the checkpoint connector turns them into checkpoints and commits them to the target groups.',
+    ['emit.offset-syncs.enabled', 'true'],
+    ['emit.checkpoints.enabled', 'true'],
+    ['sync.group.offsets.enabled', 'true'],
+    ['groups', translation.groups.map(propertiesValue).join(',')],
+    ['offset-syncs.topic.replication.factor', '1'],
+  ];
+  if (translation.checkpointIntervalSeconds !== undefined)
+    lines.push(['emit.checkpoints.interval.seconds', String(translation.checkpointIntervalSeconds)]);
+  if (translation.syncGroupOffsetsIntervalSeconds !== undefined)
+    lines.push(['sync.group.offsets.interval.seconds', String(translation.syncGroupOffsetsIntervalSeconds)]);
+  if (lag !== undefined) lines.push(['offset.lag.max', String(lag)]);
+  return lines;
 }
 
 /** A running MirrorMaker 2 process. */
@@ -69,15 +138,16 @@ export function mirrorMakerProperties(options: MirrorMakerOptions): string {
     [`${source}->${target}.enabled`, 'true'],
     [`${target}->${source}.enabled`, 'false'],
     [`${source}->${target}.topics`, topics],
-    '# Topic names stay the same on the target, so the group moves to the same topic names.',
-    ['replication.policy.class', IDENTITY_REPLICATION_POLICY],
-    '# offsetsync translates and commits the groups; MirrorMaker only copies records. With offset syncs',
-    '# off it writes no offset-syncs topic (then no offset-syncs.* setting may be given). Its checkpoint',
-    '# connector then refuses its own config: MirrorMaker logs that once as an ERROR',
-    '# ("Failed to configure MirrorCheckpointConnector") and runs the other connectors.',
-    ['emit.offset-syncs.enabled', 'false'],
-    ['emit.checkpoints.enabled', 'false'],
-    ['sync.group.offsets.enabled', 'false'],
+    ...(options.replicationPolicy === 'default'
+      ? [
+          `# Topics become ${source}.<topic> on the target (MirrorMaker's default replication policy).`,
+          ['replication.policy.class', DEFAULT_REPLICATION_POLICY] as [string, string],
+        ]
+      : [
+          '# Topic names stay the same on the target, so the group moves to the same topic names.',
+          ['replication.policy.class', IDENTITY_REPLICATION_POLICY] as [string, string],
+        ]),
+    ...offsetTranslationLines(options.offsetTranslation),
     '# No heartbeats topic; with heartbeats off no herder runs for the disabled direction either.',
     ['emit.heartbeats.enabled', 'false'],
     '# The brokers run without an authorizer: no ACLs to sync. Topic configs are not synced either (the',

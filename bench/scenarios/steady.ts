@@ -1,0 +1,43 @@
+// `steady`: offsetsync alone at 1,000 commits/s over 10,000 group partitions. bench/e2e.ts already
+// measures exactly that (sync latency, bootstrap of the 10,000, peak RSS and CPU per service); this runs it
+// as it is, sends its progress to stderr, and prints its result line as the scenario's last line.
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { join } from 'node:path';
+import { REPO_ROOT } from '@offsetsync/testbed';
+
+const HELP = `Usage: npm run -s bench -- --scenario steady
+
+Runs bench/e2e.ts (see bench/README.md, "End to end"). Its environment variables apply:
+BENCH_SECONDS (default 60), BENCH_RATE (default 1000), BENCH_COALESCE_MS, BENCH_STAGES, BENCH_SOURCE_CONNECTIONS.
+`;
+
+export async function runSteady(args: readonly string[]): Promise<number> {
+  if (args.includes('--help')) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (args.length > 0) {
+    process.stderr.write(`steady takes no options (got ${args.join(' ')})\n${HELP}`);
+    return 2;
+  }
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'e2e.ts')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  // Ctrl-C reaches the child through the terminal's process group; it cleans up by itself.
+  let last: string | undefined;
+  const lines = createInterface({ input: child.stdout });
+  lines.on('line', (line) => {
+    if (line.startsWith('{')) last = line;
+    else process.stderr.write(`steady: ${line}\n`);
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (last === undefined) {
+    process.stderr.write(`steady: bench/e2e.ts ended (code ${String(code)}) without a result line\n`);
+    return code === 0 || code === null ? 1 : code;
+  }
+  const result = JSON.parse(last) as Record<string, unknown>;
+  process.stdout.write(`${JSON.stringify({ ...result, bench: 'steady', measured_by: 'bench/e2e.ts' })}\n`);
+  return code ?? 1;
+}

@@ -53,7 +53,14 @@ describe('BootstrapLedger', () => {
     const s = l.summary();
     expect(s).toMatchObject({ applied: 0, not_applied: 4, behind: 2, ahead: 2, all_applied_ms: null });
     expect(s.p50_ms).toBeNull();
-    expect(s.not_applied_sample).toEqual(['g0/0', 'g0/1', 'g1/0', 'g1/1']);
+    expect(s).toMatchObject({ behind_records_p50: 1, behind_records_max: 1 });
+    expect(s.not_applied_sample).toEqual([
+      'g0/0 expected 10, at 9',
+      'g0/1 expected 11, at 10',
+      'g1/0 expected 20, at 21',
+      'g1/1 expected 21, at 22',
+    ]);
+    expect(s.ahead_sample).toEqual(['g1/0 expected 20, at 21', 'g1/1 expected 21, at 22']);
     expect(l.complete).toBe(false);
   });
 
@@ -63,7 +70,9 @@ describe('BootstrapLedger', () => {
     l.observe(1, 1_100, (p) => (p === 0 ? 21 : undefined));
     const s = l.summary();
     expect(s).toMatchObject({ applied: 2, exact: 1, behind: 1, ahead: 1, missing: 1, not_applied: 2 });
+    expect(s).toMatchObject({ behind_records_p50: 7, behind_records_max: 7 });
     expect(l.openGroupIndexes()).toEqual([1]);
+    expect(s.not_applied_sample).toEqual(['g1/0 expected 20, at 21', 'g1/1 expected 21, at none']);
   });
 
   it('verdict counts follow the last observation, applied times the first', () => {

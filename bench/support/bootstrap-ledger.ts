@@ -39,13 +39,21 @@ export interface LedgerSummary {
   behind: number;
   ahead: number;
   missing: number;
+  /** How many records before the committed position the `behind` ones stand: median and largest. */
+  behind_records_p50: number | null;
+  behind_records_max: number | null;
   not_applied: number;
   /** ms from the start until the last group partition was applied; null when some never were. */
   all_applied_ms: number | null;
   p50_ms: number | null;
   p99_ms: number | null;
-  /** Up to 10 group partitions (`group/partition`) not applied, for a first look. */
+  /**
+   * Up to 10 group partitions not applied, for a first look: `group/partition expected <position>, at
+   * <position the target stands for>` (`none` without a commit).
+   */
   not_applied_sample: string[];
+  /** The same for up to 10 group partitions whose target commit stands after the committed position. */
+  ahead_sample: string[];
 }
 
 /**
@@ -58,6 +66,8 @@ export class BootstrapLedger {
   private readonly expected: Int32Array;
   private readonly appliedAtMs: Float64Array;
   private readonly last: Uint8Array;
+  /** Source position of the last observation, -1 for none. */
+  private readonly lastPosition: Int32Array;
   private readonly openPerGroup: Int32Array;
   private appliedCount = 0;
   private openGroups: number;
@@ -75,6 +85,7 @@ export class BootstrapLedger {
       for (let p = 0; p < partitions; p++) this.expected[g * partitions + p] = expected(g, p);
     this.appliedAtMs = new Float64Array(size).fill(Number.NaN);
     this.last = new Uint8Array(size);
+    this.lastPosition = new Int32Array(size).fill(-1);
     this.openPerGroup = new Int32Array(groups.length).fill(partitions);
     this.openGroups = groups.length;
   }
@@ -110,8 +121,10 @@ export class BootstrapLedger {
     let newly = 0;
     for (let p = 0; p < this.partitions; p++) {
       const i = group * this.partitions + p;
-      const verdict = verdictOf(this.expected[i] as number, positions(p));
+      const position = positions(p);
+      const verdict = verdictOf(this.expected[i] as number, position);
       this.last[i] = VERDICTS.indexOf(verdict);
+      this.lastPosition[i] = position ?? -1;
       if (!Number.isNaN(this.appliedAtMs[i]) || !counts(this.rule, verdict)) continue;
       this.appliedAtMs[i] = atMs;
       this.appliedCount += 1;
@@ -126,26 +139,39 @@ export class BootstrapLedger {
   /** The summary; verdict counts are those of each group partition's last observation. */
   summary(): LedgerSummary {
     const times: number[] = [];
+    const behindBy: number[] = [];
     const verdicts = { exact: 0, behind: 0, ahead: 0, missing: 0 };
     const sample: string[] = [];
+    const aheadSample: string[] = [];
+    const describe = (i: number): string => {
+      const position = this.lastPosition[i] as number;
+      return `${this.groups[Math.floor(i / this.partitions)]}/${i % this.partitions} expected ${this.expected[i]}, at ${position < 0 ? 'none' : position}`;
+    };
     for (let i = 0; i < this.size; i++) {
       const at = this.appliedAtMs[i] as number;
       if (!Number.isNaN(at)) times.push(at - this.startMs);
-      else if (sample.length < 10)
-        sample.push(`${this.groups[Math.floor(i / this.partitions)]}/${i % this.partitions}`);
-      verdicts[VERDICTS[this.last[i] as number] as Verdict] += 1;
+      else if (sample.length < 10) sample.push(describe(i));
+      const verdict = VERDICTS[this.last[i] as number] as Verdict;
+      verdicts[verdict] += 1;
+      if (verdict === 'behind')
+        behindBy.push((this.expected[i] as number) - (this.lastPosition[i] as number));
+      if (verdict === 'ahead' && aheadSample.length < 10) aheadSample.push(describe(i));
     }
     const s = summarize(times);
+    const behind = summarize(behindBy);
     const all = times.length === this.size && this.size > 0;
     return {
       group_partitions: this.size,
       applied: times.length,
       ...verdicts,
+      behind_records_p50: behind?.p50_ms ?? null,
+      behind_records_max: behind?.max_ms ?? null,
       not_applied: this.size - times.length,
       all_applied_ms: all ? (s?.max_ms ?? null) : null,
       p50_ms: s?.p50_ms ?? null,
       p99_ms: s?.p99_ms ?? null,
       not_applied_sample: sample,
+      ahead_sample: aheadSample,
     };
   }
 }

@@ -431,7 +431,9 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
       node: process.version,
     };
   } catch (error: unknown) {
-    say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    // Interrupted (Ctrl-C): the signal handler says so and cleans up; no stack trace for that.
+    if (!cleanup.stopping)
+      say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
     await cleanup.run();
   }

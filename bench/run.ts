@@ -10,6 +10,11 @@ interface Scenario {
 }
 
 const SCENARIOS: Record<string, Scenario> = {
+  bootstrap: {
+    summary:
+      'time until 100,000 group partitions committed on the source before the start are all on the target, offsetsync vs MirrorMaker 2 (tuned; defaults on request), same brokers and commits, one run',
+    run: async (args) => (await import('./scenarios/bootstrap.js')).runBootstrap(args),
+  },
   failover: {
     summary:
       'records replayed and skipped after moving a group to the target, offsetsync vs MirrorMaker 2 (defaults and tuned), with and without timestamp collisions, over several commit positions',

@@ -24,13 +24,15 @@ import {
 } from '@offsetsync/testbed';
 import { acquireTestbed, releaseTestbed, type BenchTestbed } from './bench-testbed.js';
 import { sourceIndexOf } from './mm2-compare.js';
-import { startBenchService, type BenchRole } from './service-process.js';
+import { startBenchService, type BenchRole, type BenchService } from './service-process.js';
 
 const { Kafka, logLevel } = kafkajs;
 
 /** The systems compared; each commits its own groups on the target. */
 export const SYSTEMS = ['offsetsync', 'mm2_default', 'mm2_tuned'] as const;
 export type SystemName = (typeof SYSTEMS)[number];
+const MIRROR_MAKERS = ['mm2_default', 'mm2_tuned'] as const;
+type MirrorMakerSystem = (typeof MIRROR_MAKERS)[number];
 
 /** The tuned MirrorMaker: what "tuned to 1 s" sets. */
 export const MM2_TUNED: Omit<MirrorMakerOffsetTranslation, 'groups'> = {
@@ -44,7 +46,10 @@ const SOURCE = 'source';
 const TARGET = 'target';
 const ROLES: readonly BenchRole[] = ['collector', 'translator', 'committer'];
 
-/** Undo steps, run last registered first, once, whether the run ends, fails or is interrupted. */
+/**
+ * Undo steps, run last registered first, once, whether the run ends, fails or is interrupted. A step
+ * registered while the cleanup runs (something that was starting when it began) runs next.
+ */
 export class Cleanup {
   private readonly steps: Array<{ what: string; run: () => Promise<unknown> }> = [];
   private running: Promise<void> | undefined;
@@ -56,9 +61,14 @@ export class Cleanup {
     this.steps.push({ what, run });
   }
 
+  /** True once the cleanup has begun: start nothing new. */
+  get stopping(): boolean {
+    return this.running !== undefined;
+  }
+
   run(): Promise<void> {
     this.running ??= (async () => {
-      for (const step of this.steps.reverse()) {
+      for (let step = this.steps.pop(); step !== undefined; step = this.steps.pop()) {
         try {
           await step.run();
         } catch (error: unknown) {
@@ -81,14 +91,27 @@ export interface ComparisonBed {
   groupPrefix: Record<SystemName, string>;
   /** The name on the target of a source topic, per system. */
   targetTopic(system: SystemName, topic: string): string;
-  mirrorMakers: Record<'mm2_default' | 'mm2_tuned', MirrorMakerInfo>;
+  /** The MirrorMaker instances running now (a deferred start replaces those of the selected systems). */
+  mirrorMakers: Record<MirrorMakerSystem, MirrorMakerInfo>;
   nc: NatsConnection;
+  /** offsetsync's service processes once started (collector, translator, committer). */
+  services: readonly BenchService[];
+  /**
+   * With `systemsStart: 'deferred'`: starts the selected systems' group sync, all at once (offsetsync's
+   * services; each selected MirrorMaker restarted with its groups). Rejects when the systems run already.
+   */
+  startSystems(systems: readonly SystemName[]): Promise<SystemsStarted>;
+}
+
+/** What `startSystems` did: ms from its call until each system was started (MirrorMaker: logged that it started). */
+export interface SystemsStarted {
+  startedMs: Partial<Record<SystemName, number>>;
 }
 
 /**
  * Starts the test bed, creates `topics` on both clusters (the target's copies with `ownRecords(p)` records
  * of their own first, so no offset is the same on both), fills the source through `fill`, then starts both
- * MirrorMakers and the offsetsync services. Every step registers its undo on `cleanup`.
+ * MirrorMakers and the offsetsync services (see `systemsStart`). Every step registers its undo on `cleanup`.
  */
 export async function startComparisonBed(options: {
   say: (line: string) => void;
@@ -98,6 +121,12 @@ export async function startComparisonBed(options: {
   ownRecords: (partition: number) => number;
   run?: string;
   fill: (producer: kafkajs.Producer) => Promise<void>;
+  /**
+   * `at-once` (default): the MirrorMakers sync their groups from the start and offsetsync's services start
+   * before this returns. `deferred`: the MirrorMakers only copy records (and write offset syncs) and
+   * offsetsync's services wait until `startSystems` is called, so groups can commit on the source first.
+   */
+  systemsStart?: 'at-once' | 'deferred';
 }): Promise<ComparisonBed> {
   const { say, cleanup } = options;
   const run = options.run ?? randomBytes(3).toString('hex');
@@ -187,40 +216,60 @@ export async function startComparisonBed(options: {
     mm2_default: `mm2d-${run}-`,
     mm2_tuned: `mm2t-${run}-`,
   };
+  const deferred = options.systemsStart === 'deferred';
   const libDir = (await ensureKafkaDistribution()).libDir;
-  const mirrorMakers = {} as Record<'mm2_default' | 'mm2_tuned', MirrorMakerInfo>;
-  const mmStart = Date.now();
-  await Promise.all(
-    (['mm2_default', 'mm2_tuned'] as const).map(async (system) => {
-      const instanceName = `bench-${system.replace('_', '-')}-${run}`;
-      const dir = join(testbed.info.workDir, instanceName);
-      const translation: MirrorMakerOffsetTranslation = {
-        groups: [`${groupPrefix[system].replaceAll('-', '\\-')}.*`],
-        ...(system === 'mm2_tuned' ? MM2_TUNED : {}),
-      };
-      const info = await startMirrorMaker({
-        dir,
-        libDir,
-        sourceBootstrapServers: source.bootstrapServers,
-        targetBootstrapServers: target.bootstrapServers,
-        sourceAlias: SOURCE,
-        targetAlias: TARGET,
-        topics: options.topics,
-        instanceName,
-        replicationPolicy: system === 'mm2_tuned' ? 'default' : 'identity',
-        offsetTranslation: translation,
-        readyTimeoutMs: 180_000,
-      });
-      mirrorMakers[system] = info;
-      cleanup.push(`stopping MirrorMaker ${system}`, async () => {
+  const mirrorMakers = {} as Record<MirrorMakerSystem, MirrorMakerInfo>;
+  /** Instances a deferred start replaced: stopped already, their folders removed with the rest. */
+  const replaced: Array<{ system: MirrorMakerSystem; info: MirrorMakerInfo }> = [];
+  // Cleanup stops whichever instance of a MirrorMaker runs by then (a deferred start replaces them).
+  for (const system of MIRROR_MAKERS)
+    cleanup.push(`stopping MirrorMaker ${system}`, async () => {
+      const current = mirrorMakers[system] as MirrorMakerInfo | undefined;
+      const all = new Set([...replaced.filter((r) => r.system === system).map((r) => r.info), current]);
+      for (const info of all) {
+        if (info === undefined) continue;
         await stopMirrorMaker(info);
-        if (!cleanup.failed) await rm(dir, { recursive: true, force: true });
+        if (!cleanup.failed) await rm(info.dir, { recursive: true, force: true });
         else say(`MirrorMaker ${system} log kept in ${info.logFile}`);
-      });
-    }),
-  );
+      }
+    });
+  /**
+   * Starts one MirrorMaker. With `groups` false it syncs no benchmark group (its group filter matches
+   * none) but still copies the records and writes offset syncs, which a later instance of the same name
+   * reads back from the offset-syncs topic.
+   */
+  const startOne = async (
+    system: MirrorMakerSystem,
+    mode: { groups: boolean; dirSuffix: string },
+  ): Promise<MirrorMakerInfo> => {
+    if (cleanup.stopping) throw new Error(`not starting MirrorMaker ${system}: the benchmark is stopping`);
+    const instanceName = `bench-${system.replace('_', '-')}-${run}`;
+    const dir = join(testbed.info.workDir, `${instanceName}${mode.dirSuffix}`);
+    const translation: MirrorMakerOffsetTranslation = {
+      groups: [mode.groups ? `${groupPrefix[system].replaceAll('-', '\\-')}.*` : `no\\-group\\-${run}`],
+      ...(system === 'mm2_tuned' ? MM2_TUNED : {}),
+    };
+    const info = await startMirrorMaker({
+      dir,
+      libDir,
+      sourceBootstrapServers: source.bootstrapServers,
+      targetBootstrapServers: target.bootstrapServers,
+      sourceAlias: SOURCE,
+      targetAlias: TARGET,
+      topics: options.topics,
+      instanceName,
+      replicationPolicy: system === 'mm2_tuned' ? 'default' : 'identity',
+      offsetTranslation: translation,
+      readyTimeoutMs: 180_000,
+    });
+    mirrorMakers[system] = info;
+    return info;
+  };
+  const mmStart = Date.now();
+  await Promise.all(MIRROR_MAKERS.map((system) => startOne(system, { groups: !deferred, dirSuffix: '' })));
   say(
-    `MirrorMaker 2 default (pid ${mirrorMakers.mm2_default.pid}) and tuned (pid ${mirrorMakers.mm2_tuned.pid}) started in ${Date.now() - mmStart} ms`,
+    `MirrorMaker 2 default (pid ${mirrorMakers.mm2_default.pid}) and tuned (pid ${mirrorMakers.mm2_tuned.pid}) started in ${Date.now() - mmStart} ms` +
+      (deferred ? ', copying records only (no benchmark group yet)' : ''),
   );
 
   const nc = await connect({ servers: nats.url });
@@ -256,19 +305,69 @@ export async function startComparisonBed(options: {
     translator: { translator: { target: TARGET, pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' } },
     committer: { committer: { target: TARGET } },
   };
-  for (const role of ROLES) {
-    const service = await startBenchService(role, {
-      ...common,
-      instance: { id: `bench-mm2-${role}` },
-      ...sections[role],
-    });
-    cleanup.push(`stopping the ${role}`, async () => {
-      await service.stop();
-      if (cleanup.failed) say(`${role} config and log kept in ${service.dir}`);
-      else await rm(service.dir, { recursive: true, force: true });
-    });
-  }
-  say('offsetsync collector, translator and committer started');
+  const services: BenchService[] = [];
+  const startServices = async (): Promise<void> => {
+    for (const role of ROLES) {
+      if (cleanup.stopping) throw new Error(`not starting the ${role}: the benchmark is stopping`);
+      const service = await startBenchService(role, {
+        ...common,
+        instance: { id: `bench-mm2-${role}` },
+        ...sections[role],
+      });
+      services.push(service);
+      cleanup.push(`stopping the ${role}`, async () => {
+        await service.stop();
+        if (cleanup.failed) say(`${role} config and log kept in ${service.dir}`);
+        else await rm(service.dir, { recursive: true, force: true });
+      });
+    }
+    say(
+      `offsetsync collector, translator and committer started (pids ${services.map((s) => s.pid).join(', ')})`,
+    );
+  };
+  let started = !deferred;
+  if (!deferred) await startServices();
+  let starting: Promise<unknown> | undefined;
+  // Runs before the MirrorMakers are stopped: an interrupted start finishes first, so that nothing it
+  // launches is left running (what it started registers its own undo step, which runs next).
+  cleanup.push('waiting for the systems being started', async () => {
+    await starting?.catch(() => undefined);
+  });
+
+  const startSystems = (systems: readonly SystemName[]): Promise<SystemsStarted> => {
+    if (started) return Promise.reject(new Error('the systems were started already'));
+    started = true;
+    const promise = startSelected(systems);
+    starting = promise;
+    return promise;
+  };
+  const startSelected = async (systems: readonly SystemName[]): Promise<SystemsStarted> => {
+    const startedMs: Partial<Record<SystemName, number>> = {};
+    const began = Date.now();
+    await Promise.all([
+      ...MIRROR_MAKERS.filter((system) => systems.includes(system)).map(async (system) => {
+        // MirrorMaker reads its group filter only at start: replace the copying instance by one of the
+        // same name (its Connect state and offset syncs carry over) that syncs the benchmark's groups.
+        const old = mirrorMakers[system];
+        replaced.push({ system, info: old });
+        await stopMirrorMaker(old);
+        const info = await startOne(system, { groups: true, dirSuffix: '-groups' });
+        startedMs[system] = Date.now() - began;
+        say(
+          `MirrorMaker ${system} restarted with the benchmark's groups (pid ${info.pid}, ${startedMs[system]} ms)`,
+        );
+      }),
+      ...(systems.includes('offsetsync')
+        ? [
+            startServices().then(() => {
+              startedMs.offsetsync = Date.now() - began;
+            }),
+          ]
+        : []),
+    ]);
+    return { startedMs };
+  };
+
   return {
     run,
     testbed,
@@ -280,6 +379,8 @@ export async function startComparisonBed(options: {
     targetTopic,
     mirrorMakers,
     nc,
+    services,
+    startSystems,
   };
 }
 

@@ -1,0 +1,443 @@
+// `bootstrap`: many consumer groups have committed on the source before the systems start; how long until
+// every group partition stands on the target at the committed position. offsetsync and MirrorMaker 2 (tuned
+// to 1 s by default, its defaults on request) on the same brokers, the same topic and the same commits, one
+// run, one start time for all. The target is polled the same way for every system: each open group's
+// committed offsets, mapped by record identity to the source position they stand for (see
+// bootstrap-ledger.ts for what counts as applied).
+import { randomBytes } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import { KafkaAdapter } from '@offsetsync/common';
+import { BootstrapLedger, forEachLimited, interleave, type ApplyRule } from '../support/bootstrap-ledger.js';
+import { seededRandom } from '../support/commit-workload.js';
+import {
+  Cleanup,
+  committedOn,
+  readTargetPartition,
+  startComparisonBed,
+  stopOnSignals,
+  MM2_TUNED,
+  SYSTEMS,
+  type SystemName,
+} from '../support/comparison-bed.js';
+import { summarize } from '../support/e2e-latency.js';
+import { recordId, sourcePositionAt } from '../support/mm2-compare.js';
+import { cpuSeconds, RssSampler } from '../support/process-stats.js';
+
+const HELP = `Usage: npm run -s bench -- --scenario bootstrap [options]
+
+  --groups <n>              groups per system (default 10000); each commits every partition
+  --partitions <n>          partitions of the topic (default 10)
+  --records <n>             records per partition (default 300); committed positions are drawn in 1 .. n-1
+  --systems <list>          systems compared (default offsetsync,mm2_tuned; also mm2_default)
+  --deadline <s>            longest wait after the start for every group partition (default 300)
+  --seed <n>                seed of the committed positions (default 7)
+  --commit-concurrency <n>  source commits in flight (default 32), over --connections connections
+  --poll-concurrency <n>    target OffsetFetch requests in flight (default 32), over --connections connections
+  --connections <n>         connections to each cluster for commits and polls (default 4)
+  --expect-shift <n>        adds n to every expected source position (default 0): a check of the benchmark
+                            itself; with n != 0 offsetsync's group partitions must be reported not applied
+`;
+
+/** offsetsync's target: every group partition applied within this many ms of the start. */
+const TARGET_MS = 60_000;
+/** A poll round starts at most this often, so a small run does not poll the broker flat out. */
+const MIN_ROUND_MS = 250;
+const PROGRESS_EVERY_MS = 5_000;
+
+function say(line: string): void {
+  process.stderr.write(`bootstrap: ${line}\n`);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function positiveInteger(name: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a whole number above 0: ${value}`);
+  return n;
+}
+
+/** offsetsync promises the exact position; MirrorMaker's checkpoints one at or before it. */
+const RULE: Record<SystemName, ApplyRule> = {
+  offsetsync: 'exact',
+  mm2_default: 'at-or-before',
+  mm2_tuned: 'at-or-before',
+};
+
+export async function runBootstrap(args: readonly string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: [...args],
+    options: {
+      help: { type: 'boolean' },
+      groups: { type: 'string', default: '10000' },
+      partitions: { type: 'string', default: '10' },
+      records: { type: 'string', default: '300' },
+      systems: { type: 'string', default: 'offsetsync,mm2_tuned' },
+      deadline: { type: 'string', default: '300' },
+      seed: { type: 'string', default: '7' },
+      'commit-concurrency': { type: 'string', default: '32' },
+      'poll-concurrency': { type: 'string', default: '32' },
+      connections: { type: 'string', default: '4' },
+      'expect-shift': { type: 'string', default: '0' },
+    },
+  });
+  if (values.help === true) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  const problems: string[] = [];
+  const option = (name: keyof typeof values): number => {
+    try {
+      return positiveInteger(name, String(values[name]));
+    } catch (error: unknown) {
+      problems.push((error as Error).message);
+      return 1;
+    }
+  };
+  const groups = option('groups');
+  const partitions = option('partitions');
+  const records = option('records');
+  const deadlineMs = option('deadline') * 1_000;
+  const seed = option('seed');
+  const commitConcurrency = option('commit-concurrency');
+  const pollConcurrency = option('poll-concurrency');
+  const connections = option('connections');
+  const expectShift = Number(values['expect-shift']);
+  if (!Number.isInteger(expectShift)) problems.push(`--expect-shift must be a whole number`);
+  if (records < 2) problems.push('--records must be at least 2');
+  const systems = values.systems.split(',').map((s) => s.trim());
+  const unknown = systems.filter((s) => !(SYSTEMS as readonly string[]).includes(s));
+  if (unknown.length > 0 || systems.length === 0 || new Set(systems).size !== systems.length)
+    problems.push(`--systems takes distinct names of ${SYSTEMS.join(', ')}: ${values.systems}`);
+  if (problems.length > 0) {
+    process.stderr.write(`${problems.join('\n')}\n${HELP}`);
+    return 2;
+  }
+  const selected = SYSTEMS.filter((s) => systems.includes(s));
+
+  const cleanup = new Cleanup(say);
+  stopOnSignals(cleanup, say);
+  const loadAtStart = loadavg()[0] ?? 0;
+  const began = Date.now();
+  say(`${cpus().length} cores, load average ${loadAtStart.toFixed(2)}`);
+  say(
+    `${selected.join(', ')}: ${groups} groups x ${partitions} partitions = ${groups * partitions} group partitions each, ${records} records per partition`,
+  );
+  let result: Record<string, unknown> | undefined;
+  try {
+    const run = randomBytes(3).toString('hex');
+    const topic = `bench-mm2-${run}-boot`;
+    const ownRecords = (p: number): number => 17 + p;
+    // Timestamps in runs of three equal ones, as consumers see when producers batch.
+    const base = Date.now() - 30 * 60_000;
+    const bed = await startComparisonBed({
+      say,
+      cleanup,
+      run,
+      topics: [topic],
+      partitions,
+      ownRecords,
+      systemsStart: 'deferred',
+      fill: async (producer) => {
+        for (let start = 0; start < records; start += 1_000)
+          await producer.send({
+            topic,
+            messages: Array.from({ length: partitions }, (_, p) =>
+              Array.from({ length: Math.min(1_000, records - start) }, (_, j) => ({
+                partition: p,
+                value: recordId(p, start + j),
+                timestamp: String(base + Math.floor((start + j) / 3) * 5),
+              })),
+            ).flat(),
+          });
+      },
+    });
+
+    // The selected systems' target copies must hold every record before any group commits.
+    const copies = new Map<string, Array<Array<number | undefined>>>();
+    const topics = [...new Set(selected.map((s) => bed.targetTopic(s, topic)))];
+    const copyStart = Date.now();
+    for (;;) {
+      let done = true;
+      for (const t of topics) {
+        const parts = copies.get(t) ?? Array.from({ length: partitions }, () => []);
+        copies.set(t, parts);
+        for (let p = 0; p < partitions; p++) {
+          const copy = parts[p] as Array<number | undefined>;
+          await readTargetPartition(bed.target, t, p, copy);
+          if (copy.filter((i) => i !== undefined).length < records) done = false;
+        }
+      }
+      if (done) break;
+      if (Date.now() - copyStart > 180_000)
+        throw new Error('MirrorMaker did not copy every record within 180 s');
+      await sleep(500);
+    }
+    say(`every record copied to ${topics.join(', ')} in ${Date.now() - copyStart} ms`);
+
+    const adapters = (bootstrapServers: string): KafkaAdapter[] =>
+      Array.from(
+        { length: connections },
+        () =>
+          new KafkaAdapter({
+            cluster: {
+              bootstrapServers: [bootstrapServers],
+              connectionTimeoutMs: 3_000,
+              requestTimeoutMs: 10_000,
+            },
+            clientId: 'bench-bootstrap',
+            logger: pino({ level: 'silent' }),
+          }),
+      );
+    const sourceAdapters = adapters(bed.testbed.info.source.bootstrapServers);
+    const targetAdapters = adapters(bed.testbed.info.target.bootstrapServers);
+    cleanup.push('disconnecting the commit and poll connections', () =>
+      Promise.all([...sourceAdapters, ...targetAdapters].map((a) => a.disconnect())),
+    );
+
+    // The same committed positions for every system: group g, partition p commits positions[g][p].
+    const random = seededRandom(seed);
+    const positions = Array.from({ length: groups }, () =>
+      Array.from({ length: partitions }, () => 1 + Math.floor(random() * (records - 1))),
+    );
+    const groupName = (system: SystemName, g: number): string => `${bed.groupPrefix[system]}g${g}`;
+    const commitsToSend = interleave(
+      selected.map((system) => Array.from({ length: groups }, (_, g) => ({ system, g }))),
+    );
+    const commitStart = Date.now();
+    let sent = 0;
+    let lastCommitReport = commitStart;
+    await forEachLimited(commitsToSend, commitConcurrency, async ({ system, g }, i) => {
+      const adapter = sourceAdapters[i % sourceAdapters.length] as KafkaAdapter;
+      const answers = await adapter.commitOffsets(
+        groupName(system, g),
+        (positions[g] as number[]).map((offset, partition) => ({ topic, partition, offset, metadata: null })),
+      );
+      for (const answer of answers) if (answer.error) throw answer.error;
+      sent += 1;
+      if (Date.now() - lastCommitReport >= PROGRESS_EVERY_MS) {
+        lastCommitReport = Date.now();
+        say(`committing on the source: ${sent} of ${commitsToSend.length} groups`);
+      }
+    });
+    const commitMs = Date.now() - commitStart;
+    say(
+      `${commitsToSend.length} groups (${commitsToSend.length * partitions} group partitions) committed on the source in ${commitMs} ms`,
+    );
+
+    // The clock starts for every system at once: offsetsync's services and the MirrorMakers' group sync.
+    const startMs = Date.now();
+    const ledgers = new Map<SystemName, BootstrapLedger>(
+      selected.map((system) => [
+        system,
+        new BootstrapLedger(
+          RULE[system],
+          Array.from({ length: groups }, (_, g) => groupName(system, g)),
+          partitions,
+          (g, p) => (positions[g]![p] as number) + expectShift,
+          startMs,
+        ),
+      ]),
+    );
+    say(`starting ${selected.join(', ')}; the clock runs from now`);
+    const starting = bed.startSystems(selected);
+    // Polling starts at once: a system that is up before the others is measured from the same start.
+    let startedMs: Partial<Record<SystemName, number>> = {};
+    let startError: Error | undefined;
+    let systemsUp = false;
+    const samplers = new Map<string, { pid: number; rss: RssSampler }>();
+    void starting.then(
+      (s) => {
+        startedMs = s.startedMs;
+        systemsUp = true;
+        for (const service of bed.services)
+          samplers.set(service.role, { pid: service.pid, rss: new RssSampler(service.pid) });
+        for (const system of ['mm2_default', 'mm2_tuned'] as const)
+          if (selected.includes(system)) {
+            const pid = bed.mirrorMakers[system].pid;
+            samplers.set(system, { pid, rss: new RssSampler(pid) });
+          }
+        for (const { rss } of samplers.values()) rss.start(250);
+      },
+      (error: unknown) => {
+        startError = error instanceof Error ? error : new Error(String(error));
+      },
+    );
+    cleanup.push('stopping the memory samplers', () =>
+      Promise.resolve([...samplers.values()].forEach(({ rss }) => rss.stop())),
+    );
+
+    /** Polls one group and records what its target commits stand for. */
+    let pollErrors = 0;
+    let polls = 0;
+    const pollGroup = async (system: SystemName, g: number, adapter: KafkaAdapter): Promise<void> => {
+      const ledger = ledgers.get(system) as BootstrapLedger;
+      const targetTopic = bed.targetTopic(system, topic);
+      const copy = copies.get(targetTopic) as Array<Array<number | undefined>>;
+      let committed: Map<number, number>;
+      try {
+        committed = await committedOn(adapter, ledger.groups[g] as string, targetTopic);
+      } catch {
+        pollErrors += 1;
+        return;
+      }
+      polls += 1;
+      const atMs = Date.now();
+      ledger.observe(g, atMs, (p) => {
+        const offset = committed.get(p);
+        return offset === undefined ? undefined : sourcePositionAt(copy[p]!, offset, true, records);
+      });
+    };
+    const applied = (): string =>
+      selected.map((s) => `${s} ${(ledgers.get(s) as BootstrapLedger).applied}`).join(', ');
+
+    const roundMs: number[] = [];
+    const progress = new Map<SystemName, Array<[number, number]>>(selected.map((s) => [s, []]));
+    const completedCpu = new Map<SystemName, number>();
+    const offsetsyncCpu = (): number | undefined =>
+      bed.services.length === 3
+        ? bed.services.reduce((sum, service) => sum + (cpuSeconds(service.pid) ?? 0), 0)
+        : undefined;
+    // MirrorMaker's restart may append records it copies a second time (when its last progress was not
+    // stored): the copies are read on, so that target offsets past the first read still map.
+    const refreshCopies = async (): Promise<void> => {
+      for (const [t, parts] of copies)
+        for (let p = 0; p < partitions; p++) await readTargetPartition(bed.target, t, p, parts[p]!);
+    };
+    let lastProgress = startMs;
+    for (;;) {
+      if (startError !== undefined) throw startError;
+      const open = selected.map((system) =>
+        (ledgers.get(system) as BootstrapLedger).openGroupIndexes().map((g) => ({ system, g })),
+      );
+      if (open.every((o) => o.length === 0) || Date.now() - startMs >= deadlineMs) break;
+      if (cleanup.stopping) throw new Error('stopped while polling');
+      const roundStart = Date.now();
+      await forEachLimited(interleave(open), pollConcurrency, ({ system, g }, i) =>
+        pollGroup(system, g, targetAdapters[i % targetAdapters.length] as KafkaAdapter),
+      );
+      const now = Date.now();
+      roundMs.push(now - roundStart);
+      for (const system of selected)
+        if (!completedCpu.has(system) && (ledgers.get(system) as BootstrapLedger).complete) {
+          const cpu = system === 'offsetsync' ? offsetsyncCpu() : cpuSeconds(bed.mirrorMakers[system].pid);
+          completedCpu.set(system, cpu ?? Number.NaN);
+          say(`${system}: every group partition applied after ${now - startMs} ms`);
+        }
+      if (now - lastProgress >= PROGRESS_EVERY_MS) {
+        lastProgress = now;
+        await refreshCopies();
+        const s = Math.round((now - startMs) / 100) / 10;
+        for (const system of selected)
+          progress.get(system)!.push([s, (ledgers.get(system) as BootstrapLedger).applied]);
+        say(
+          `${s} s: applied ${applied()}; last poll round ${roundMs.at(-1)} ms` +
+            (systemsUp ? '' : ' (systems still starting)'),
+        );
+      }
+      await sleep(Math.max(0, MIN_ROUND_MS - (Date.now() - roundStart)));
+    }
+    const measuredMs = Date.now() - startMs;
+    for (const system of selected)
+      progress
+        .get(system)!
+        .push([Math.round(measuredMs / 100) / 10, (ledgers.get(system) as BootstrapLedger).applied]);
+    await starting;
+    const cpuAtEnd = new Map<string, number | undefined>(
+      [...samplers].map(([name, { pid }]) => [name, cpuSeconds(pid)]),
+    );
+    say(`stopped polling after ${measuredMs} ms: applied ${applied()}`);
+
+    await refreshCopies();
+    // One last round over every group of every system: where each group partition stands now (exact,
+    // behind, ahead or missing), whether or not it was applied in time.
+    await forEachLimited(
+      interleave(selected.map((system) => Array.from({ length: groups }, (_, g) => ({ system, g })))),
+      pollConcurrency,
+      ({ system, g }, i) => pollGroup(system, g, targetAdapters[i % targetAdapters.length] as KafkaAdapter),
+    );
+
+    const round = summarize(roundMs);
+    const mb = (bytes: number | undefined): number | null =>
+      bytes === undefined || bytes === 0 ? null : Math.round(bytes / 1_048_576);
+    const cpu = (v: number | undefined): number | null =>
+      v === undefined || Number.isNaN(v) ? null : Math.round(v * 100) / 100;
+    const systemsResult = Object.fromEntries(
+      selected.map((system) => {
+        const summary = (ledgers.get(system) as BootstrapLedger).summary();
+        const resources =
+          system === 'offsetsync'
+            ? {
+                cpu_seconds: Object.fromEntries(
+                  ['collector', 'translator', 'committer'].map((r) => [r, cpu(cpuAtEnd.get(r))]),
+                ),
+                rss_peak_mb: Object.fromEntries(
+                  ['collector', 'translator', 'committer'].map((r) => [
+                    r,
+                    mb(samplers.get(r)?.rss.peakBytes),
+                  ]),
+                ),
+              }
+            : {
+                cpu_seconds: cpu(cpuAtEnd.get(system)),
+                rss_peak_mb: mb(samplers.get(system)?.rss.peakBytes),
+              };
+        return [
+          system,
+          {
+            ...summary,
+            rule: RULE[system],
+            started_ms: startedMs[system] ?? null,
+            cpu_seconds_until_all_applied: cpu(completedCpu.get(system)),
+            ...resources,
+            progress: progress.get(system),
+          },
+        ];
+      }),
+    );
+    for (const [system, s] of Object.entries(systemsResult)) say(`${system.padEnd(12)} ${JSON.stringify(s)}`);
+    const osync = ledgers.get('offsetsync')?.summary();
+    cleanup.failed = false;
+    result = {
+      bench: 'bootstrap',
+      systems: systemsResult,
+      group_partitions_per_system: groups * partitions,
+      groups_per_system: groups,
+      partitions,
+      records_per_partition: records,
+      target_ms: TARGET_MS,
+      target_met:
+        osync === undefined ? null : osync.all_applied_ms !== null && osync.all_applied_ms <= TARGET_MS,
+      deadline_s: deadlineMs / 1_000,
+      measured_ms: measuredMs,
+      source_commit_ms: commitMs,
+      poll_rounds: roundMs.length,
+      poll_round_ms: { p50: round?.p50_ms ?? null, max: round?.max_ms ?? null },
+      polls,
+      poll_errors: pollErrors,
+      expect_shift: expectShift,
+      seed,
+      ...(selected.includes('mm2_default')
+        ? {
+            mm2_default:
+              'MirrorMaker 2 defaults: emit.checkpoints.interval.seconds 60, sync.group.offsets.interval.seconds 60, offset.lag.max 100',
+          }
+        : {}),
+      ...(selected.includes('mm2_tuned') ? { mm2_tuned: MM2_TUNED } : {}),
+      seconds: Math.round((Date.now() - began) / 1_000),
+      cores: cpus().length,
+      load_avg_at_start: Math.round(loadAtStart * 100) / 100,
+      node: process.version,
+    };
+  } catch (error: unknown) {
+    // Interrupted (Ctrl-C): the signal handler says so and cleans up; no stack trace for that.
+    if (!cleanup.stopping)
+      say(`failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  } finally {
+    await cleanup.run();
+  }
+  if (result === undefined) return 1;
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+  return 0;
+}

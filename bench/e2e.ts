@@ -567,10 +567,7 @@ async function run(): Promise<Outcome> {
       role,
       { ...common, instance: { id: instanceId(role) }, ...sections[role] },
       {
-        nodeArgs: [
-          ...SERVICE_NODE_ARGS,
-          ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-        ],
+        nodeArgs: [...SERVICE_NODE_ARGS, ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
       },
     );
     services[role] = service;

@@ -6,6 +6,7 @@
 //   BENCH_SECONDS=30 npm run -s bench:e2e
 //   OFFSETSYNC_TESTBED=reuse npm run -s bench:e2e       # against `npm run infra -- up`
 //   BENCH_PROFILE=1 npm run -s bench:e2e                # CPU profiles of the services into .infra/profiles
+//   BENCH_NODE_ARGS=--max-semi-space-size=32 npm run -s bench:e2e  # Node.js options for the services
 //   BENCH_STAGES=0 npm run -s bench:e2e                 # no per-stage breakdown (less work for the bench)
 //   BENCH_RATE=200 BENCH_COALESCE_MS=100 BENCH_SOURCE_CONNECTIONS=8 npm run -s bench:e2e
 //
@@ -75,6 +76,8 @@ const STAGES_ON = process.env.BENCH_STAGES !== '0';
  */
 const SOURCE_CONNECTIONS = positiveNumber('BENCH_SOURCE_CONNECTIONS', 4);
 const PROFILE = process.env.BENCH_PROFILE === '1';
+/** Extra Node.js options for the three services (space separated), e.g. `--max-semi-space-size=32`. */
+const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
 const GROUPS = 1_000;
 const PARTITIONS = 10;
@@ -563,7 +566,9 @@ async function run(): Promise<Outcome> {
     const service = await startBenchService(
       role,
       { ...common, instance: { id: instanceId(role) }, ...sections[role] },
-      { nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+      {
+        nodeArgs: [...SERVICE_NODE_ARGS, ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+      },
     );
     services[role] = service;
     undo.push({

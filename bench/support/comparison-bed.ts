@@ -291,7 +291,7 @@ export async function startComparisonBed(options: {
     heartbeat: { intervalMs: '1s' },
     telemetry: { prometheus: { enabled: false } },
     probes: { port: 0 },
-    logging: { level: 'warn' },
+    logging: { level: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'warn' },
   };
   const sections: Record<BenchRole, Record<string, unknown>> = {
     collector: {
@@ -309,15 +309,16 @@ export async function startComparisonBed(options: {
   const startServices = async (): Promise<void> => {
     for (const role of ROLES) {
       if (cleanup.stopping) throw new Error(`not starting the ${role}: the benchmark is stopping`);
-      const service = await startBenchService(role, {
-        ...common,
-        instance: { id: `bench-mm2-${role}` },
-        ...sections[role],
-      });
+      const service = await startBenchService(
+        role,
+        { ...common, instance: { id: `bench-mm2-${role}` }, ...sections[role] },
+        { nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '') },
+      );
       services.push(service);
       cleanup.push(`stopping the ${role}`, async () => {
         await service.stop();
         if (cleanup.failed) say(`${role} config and log kept in ${service.dir}`);
+        else if (process.env.BENCH_KEEP_SERVICE_LOGS === '1') say(`${role} log kept in ${service.logFile}`);
         else await rm(service.dir, { recursive: true, force: true });
       });
     }

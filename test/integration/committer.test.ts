@@ -1,11 +1,12 @@
 // The committer against the real target cluster and nats-server, run as separate processes. The tests
 // publish the OffsetTranslated events themselves, as a translator would.
-import { headers, type JetStreamClient, type JetStreamManager } from 'nats';
+import { headers, type JetStreamManager } from 'nats';
 import pino from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import {
   ApplyOutcome,
   formatCommitMetadata,
+  JetStreamPublisher,
   KafkaAdapter,
   Names,
   OffsetApplied,
@@ -80,9 +81,11 @@ function committerConfig(committer: Record<string, unknown> = {}) {
   return { config, names: new Names(config.nats.subjectPrefix) };
 }
 
-async function jetstream(): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
+async function jetstream(): Promise<{ publisher: JetStreamPublisher; jsm: JetStreamManager }> {
   const nc = await natsConnection(testbed.nats.url);
-  return { js: nc.jetstream(), jsm: await nc.jetstreamManager() };
+  const publisher = new JetStreamPublisher(nc);
+  onTestFinished(() => publisher.close());
+  return { publisher, jsm: await nc.jetstreamManager() };
 }
 
 async function committersRunning(jsm: JetStreamManager, names: Names, count: number): Promise<void> {
@@ -125,9 +128,13 @@ function translatedMessage(
   };
 }
 
-async function publishTranslated(js: JetStreamClient, names: Names, translations: readonly Translation[]) {
+async function publishTranslated(
+  publisher: JetStreamPublisher,
+  names: Names,
+  translations: readonly Translation[],
+) {
   await publishAll(
-    js,
+    publisher,
     translations.map((t) => translatedMessage(names, t)),
     { concurrency: 64 },
   );
@@ -214,14 +221,14 @@ describe('committer', () => {
     const key = { group: uniqueName('com-exact'), topic, partition: 0 };
     const { config, names } = committerConfig();
     await startService('committer', config);
-    const { js, jsm } = await jetstream();
+    const { publisher, jsm } = await jetstream();
     await committersRunning(jsm, names, 1);
 
     const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
     const version = { offsetsPartition: 12, offsetsOffset: 3456 };
     const sourceCommitTimestampMs = Date.now() - 2000;
     await publishAll(
-      js,
+      publisher,
       [
         translatedMessage(
           names,
@@ -257,16 +264,16 @@ describe('committer', () => {
     const key = { group: uniqueName('com-stale'), topic, partition: 0 };
     const { config, names } = committerConfig();
     await startService('committer', config);
-    const { js, jsm } = await jetstream();
+    const { publisher, jsm } = await jetstream();
     await committersRunning(jsm, names, 1);
     const adapter = await targetAdapter();
 
     const newer = { key, version: { offsetsPartition: 3, offsetsOffset: 200 }, targetOffset: 50 };
-    await publishTranslated(js, names, [newer]);
+    await publishTranslated(publisher, names, [newer]);
     await appliedEventFor(jsm, names, key, newer.version);
 
     const older = { key, version: { offsetsPartition: 3, offsetsOffset: 100 }, targetOffset: 80 };
-    await publishTranslated(js, names, [older]);
+    await publishTranslated(publisher, names, [older]);
     const stale = await appliedEventFor(jsm, names, key, older.version);
     expect(stale.event).toMatchObject({
       outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
@@ -277,7 +284,7 @@ describe('committer', () => {
 
     // The application was rewound on the source: a newer commit with a lower offset.
     const rewind = { key, version: { offsetsPartition: 3, offsetsOffset: 300 }, targetOffset: 5 };
-    await publishTranslated(js, names, [rewind]);
+    await publishTranslated(publisher, names, [rewind]);
     const applied = await appliedEventFor(jsm, names, key, rewind.version);
     expect(applied.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
     expect(await committedOn(adapter, key)).toMatchObject({ offset: 5, metadata: markOf(rewind.version) });
@@ -294,16 +301,16 @@ describe('committer', () => {
     const { config, names } = committerConfig();
     await startService('committer', { ...config, instance: { id: 'committer-a' } });
     await startService('committer', { ...config, instance: { id: 'committer-b' } });
-    const { js, jsm } = await jetstream();
+    const { publisher, jsm } = await jetstream();
     await committersRunning(jsm, names, 2);
 
     const rounds = versionStream(keys, 10);
     const newest = rounds.at(-1)!;
-    await publishTranslated(js, names, shuffled(rounds.flat()));
+    await publishTranslated(publisher, names, shuffled(rounds.flat()));
     // The translated stream keeps only the last event per key; a translator re-publishes the newest state
     // (here under a new message id, so it is not dropped as a duplicate).
     await publishAll(
-      js,
+      publisher,
       newest.map((t) =>
         translatedMessage(names, t, `again:${t.version.offsetsPartition}:${t.version.offsetsOffset}`),
       ),
@@ -323,12 +330,12 @@ describe('committer', () => {
     const key = { group: uniqueName('com-active'), topic, partition: 0 };
     const { config, names } = committerConfig({ activeGroupRetryMs: '1s' });
     const committer = await startService('committer', config);
-    const { js, jsm } = await jetstream();
+    const { publisher, jsm } = await jetstream();
     await committersRunning(jsm, names, 1);
     const adapter = await targetAdapter();
 
     const v1 = { key, version: { offsetsPartition: 1, offsetsOffset: 10 }, targetOffset: 3 };
-    await publishTranslated(js, names, [v1]);
+    await publishTranslated(publisher, names, [v1]);
     await appliedEventFor(jsm, names, key, v1.version);
 
     // The application starts on the target: a live member of the group, which never commits.
@@ -344,7 +351,7 @@ describe('committer', () => {
     );
 
     const v2 = { key, version: { offsetsPartition: 1, offsetsOffset: 20 }, targetOffset: 6 };
-    await publishTranslated(js, names, [v2]);
+    await publishTranslated(publisher, names, [v2]);
     const skipped = await appliedEventFor(jsm, names, key, v2.version);
     expect(skipped.event).toMatchObject({
       outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
@@ -363,7 +370,7 @@ describe('committer', () => {
       { timeoutMs: 30_000, intervalMs: 100 },
     );
     const v3 = { key, version: { offsetsPartition: 1, offsetsOffset: 30 }, targetOffset: 9 };
-    await publishTranslated(js, names, [v3]);
+    await publishTranslated(publisher, names, [v3]);
     const applied = await appliedEventFor(jsm, names, key, v3.version);
     expect(applied.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
     expect(await committedOn(adapter, key)).toMatchObject({ offset: 9, metadata: markOf(v3.version) });
@@ -374,7 +381,7 @@ describe('committer', () => {
     const key = { group: uniqueName('com-owned'), topic, partition: 0 };
     const { config, names } = committerConfig();
     await startService('committer', config);
-    const { js, jsm } = await jetstream();
+    const { publisher, jsm } = await jetstream();
     await committersRunning(jsm, names, 1);
     const adapter = await targetAdapter();
 
@@ -384,7 +391,7 @@ describe('committer', () => {
       targetOffset: 5,
       sourceCommitTimestampMs: Date.now() - 10_000,
     };
-    await publishTranslated(js, names, [v1]);
+    await publishTranslated(publisher, names, [v1]);
     await appliedEventFor(jsm, names, key, v1.version);
 
     // The application, now running on the target, commits its own progress there (no offsetsync mark).
@@ -402,7 +409,7 @@ describe('committer', () => {
       targetOffset: 6,
       sourceCommitTimestampMs: sourceCommitBeforeApp,
     };
-    await publishTranslated(js, names, [v2]);
+    await publishTranslated(publisher, names, [v2]);
     const skipped = await appliedEventFor(jsm, names, key, v2.version);
     expect(skipped.event).toMatchObject({
       outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
@@ -417,7 +424,7 @@ describe('committer', () => {
       targetOffset: 12,
       sourceCommitTimestampMs: Date.now() + 1,
     };
-    await publishTranslated(js, names, [v3]);
+    await publishTranslated(publisher, names, [v3]);
     const applied = await appliedEventFor(jsm, names, key, v3.version);
     expect(applied.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
     expect(await committedOn(adapter, key)).toMatchObject({ offset: 12, metadata: markOf(v3.version) });
@@ -433,11 +440,11 @@ describe('committer', () => {
     }));
     const { config, names } = committerConfig({ ackWaitMs: '2s' });
     const first = await startService('committer', config);
-    const { js, jsm } = await jetstream();
+    const { publisher, jsm } = await jetstream();
     await committersRunning(jsm, names, 1);
 
     const rounds = versionStream(keys, 20);
-    for (const round of rounds.slice(0, 10)) await publishTranslated(js, names, round);
+    for (const round of rounds.slice(0, 10)) await publishTranslated(publisher, names, round);
     await waitFor(
       'the first applied events',
       async () => {
@@ -447,7 +454,7 @@ describe('committer', () => {
       { timeoutMs: 30_000, intervalMs: 20 },
     );
     for (const [i, round] of rounds.slice(10).entries()) {
-      await publishTranslated(js, names, round);
+      await publishTranslated(publisher, names, round);
       if (i === 2) await first.kill();
     }
     await startService('committer', config);

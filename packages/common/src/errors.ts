@@ -16,6 +16,8 @@ export const ErrorCodes = {
   KAFKA_BROKER_ERROR: 'KAFKA_BROKER_ERROR',
   /** The NATS server could not be reached or the connection was lost. */
   NATS_UNREACHABLE: 'NATS_UNREACHABLE',
+  /** JetStream answered a request with an API error (for example a compare-and-set on a key that changed). */
+  NATS_REJECTED: 'NATS_REJECTED',
   /** A JetStream stream, consumer or KV bucket could not be created or does not match what is expected. */
   NATS_PROVISIONING: 'NATS_PROVISIONING',
   /** Bytes (a record, an event, a header) could not be decoded. */

@@ -103,6 +103,14 @@ export {
 } from './nats/provisioning.js';
 export { BatchConsumer, type BatchConsumerOptions } from './nats/batch-consumer.js';
 export { EVENT_TYPE_HEADER, publishAll, type StreamMessage } from './nats/publish.js';
+export {
+  JetStreamApiError,
+  JetStreamPublisher,
+  WRONG_LAST_SEQUENCE,
+  type JetStreamPublishOptions,
+  type PublishAck,
+  type StoredMessage,
+} from './nats/jetstream-publisher.js';
 export { decodeSubjectToken, encodeSubjectToken } from './nats/subject-token.js';
 export { Names, type GroupPartition } from './nats/subjects.js';
 export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './events/commit-mark.js';

@@ -31,9 +31,10 @@ export interface AnchorRecordSource {
   /**
    * Committed data records from each requested offset on, in offset order: no control records, no records
    * of aborted transactions. May return fewer records than exist; an empty list means none were there.
+   * Records after the first one at or after `until` (when given) may be left out: the search needs none.
    */
   records(
-    requests: ReadonlyArray<TopicPartition & { offset: number }>,
+    requests: ReadonlyArray<TopicPartition & { offset: number; until?: number }>,
   ): Promise<Array<SourceRecord[] | OffsetSyncError>>;
 }
 
@@ -338,7 +339,12 @@ export class AnchorResolver {
       const asking = searches.filter((s) => !s.done);
       if (asking.length === 0) break;
       const answers = await this.source.records(
-        asking.map((s) => ({ topic: s.commit.topic, partition: s.commit.partition, offset: s.cursor })),
+        asking.map((s) => ({
+          topic: s.commit.topic,
+          partition: s.commit.partition,
+          offset: s.cursor,
+          until: s.commit.offset,
+        })),
       );
       asking.forEach((search, i) => {
         const answer = answers[i];

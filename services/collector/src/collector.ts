@@ -4,6 +4,7 @@ import {
   isOffsetSyncError,
   KafkaAdapter,
   Progress,
+  JetStreamPublisher,
   publishAll,
   type HeartbeatState,
   type ServiceContext,
@@ -18,6 +19,7 @@ import { OutcomeCounters } from './outcome-counters.js';
 
 export class Collector implements ServiceWorker {
   private readonly adapter: KafkaAdapter;
+  private readonly publisher: JetStreamPublisher;
   private readonly pipeline: CollectorPipeline;
   private readonly consumer: OffsetsTopicConsumer;
   private readonly counters: OutcomeCounters;
@@ -31,7 +33,8 @@ export class Collector implements ServiceWorker {
     const cluster = context.config.clusters[settings.cluster];
     if (cluster === undefined) throw new Error(`cluster '${settings.cluster}' is not configured`);
     const logger = context.logger;
-    const js = context.nats.jetstream();
+    this.publisher = new JetStreamPublisher(context.nats);
+    const publisher = this.publisher;
     this.adapter = new KafkaAdapter({
       cluster,
       clientId: `offsetsync-collector-${context.config.instance.id}`,
@@ -45,7 +48,7 @@ export class Collector implements ServiceWorker {
       resolver: new AnchorResolver(new KafkaRecordSource(this.adapter), {
         cacheSize: settings.anchorCacheSize,
       }),
-      publish: (messages) => publishAll(js, messages, { concurrency: settings.publishBatchSize }),
+      publish: (messages) => publishAll(publisher, messages, { concurrency: settings.publishBatchSize }),
       counters: this.counters,
       logger,
       tracer: context.telemetry.tracer,
@@ -81,6 +84,7 @@ export class Collector implements ServiceWorker {
 
   async stop(): Promise<void> {
     await this.consumer.stop();
+    this.publisher.close();
     await this.adapter.disconnect();
   }
 

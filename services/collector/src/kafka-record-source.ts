@@ -2,6 +2,7 @@
 // ListOffsets pair per broker, records from one Fetch per broker per round.
 import {
   recordFingerprint,
+  type FetchedRecord,
   type KafkaAdapter,
   type OffsetSyncError,
   type PartitionBounds,
@@ -27,13 +28,18 @@ export class KafkaRecordSource implements AnchorRecordSource {
   }
 
   async records(
-    requests: ReadonlyArray<TopicPartition & { offset: number }>,
+    requests: ReadonlyArray<TopicPartition & { offset: number; until?: number }>,
   ): Promise<Array<SourceRecord[] | OffsetSyncError>> {
     const results = new Array<SourceRecord[] | OffsetSyncError>(requests.length);
     let pending = requests.map((request, index) => ({ index, request }));
     for (let attempt = 0; attempt <= MAX_CONTINUATIONS && pending.length > 0; attempt++) {
       const answers = await this.adapter.fetchRecords(
-        pending.map(({ request }) => ({ ...request, maxBytes: READ_BYTES })),
+        pending.map(({ request }) => ({
+          topic: request.topic,
+          partition: request.partition,
+          offset: request.offset,
+          maxBytes: READ_BYTES,
+        })),
       );
       const again: typeof pending = [];
       pending.forEach(({ index, request }, i) => {
@@ -50,7 +56,7 @@ export class KafkaRecordSource implements AnchorRecordSource {
           again.push({ index, request: { ...request, offset: answer.nextOffset } });
           return;
         }
-        results[index] = answer.records.map((record) => ({
+        results[index] = wanted(answer.records, request.until).map((record) => ({
           offset: record.offset,
           timestampMs: record.timestampMs,
           timestampType: record.timestampType,
@@ -68,4 +74,14 @@ export class KafkaRecordSource implements AnchorRecordSource {
     for (const { index } of pending) results[index] = [];
     return results;
   }
+}
+
+/**
+ * The records up to and including the first at or after `until` (all of them without it): a read returns
+ * whole batches, often hundreds of records, of which a search looks at one or two.
+ */
+function wanted(records: readonly FetchedRecord[], until: number | undefined): readonly FetchedRecord[] {
+  if (until === undefined) return records;
+  const end = records.findIndex((record) => record.offset >= until);
+  return end < 0 ? records : records.slice(0, end + 1);
 }

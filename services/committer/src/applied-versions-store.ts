@@ -1,7 +1,14 @@
 // The applied-versions KV bucket, read and written with compare-and-set so that any number of committer
 // instances agree on the newest version per key.
-import { ErrorCodes, isOffsetSyncError, OffsetSyncError } from '@offsetsync/common';
-import type { KV } from 'nats';
+import {
+  ErrorCodes,
+  isOffsetSyncError,
+  JetStreamApiError,
+  OffsetSyncError,
+  WRONG_LAST_SEQUENCE,
+  type JetStreamPublisher,
+} from '@offsetsync/common';
+import { headers } from 'nats';
 import { decodeAppliedRecord, encodeAppliedRecord, type AppliedRecord } from './applied-record.js';
 
 /** A key's record and the revision a compare-and-set write must name. */
@@ -28,37 +35,51 @@ export interface AppliedVersionsStore {
   remove(key: string, expectedRevision: number): Promise<boolean>;
 }
 
-/** JetStream's answer to a publish whose expected last subject sequence did not match. */
-const WRONG_LAST_SEQUENCE = 10071;
+/** The KV bucket's key operation header, as nats.js writes it: DEL and PURGE mark a removed key. */
+const KV_OPERATION = 'kv-operation';
 
+/**
+ * The bucket's stream read and written directly through a JetStreamPublisher (the way nats.js's KV does,
+ * without its per-request costs). Reads go to the stream's leader, so a read that follows a write sees it.
+ */
 export class KvAppliedVersionsStore implements AppliedVersionsStore {
-  constructor(private readonly kv: KV) {}
+  private readonly stream: string;
+  private readonly subjectPrefix: string;
+
+  constructor(
+    private readonly publisher: JetStreamPublisher,
+    bucket: string,
+  ) {
+    this.stream = `KV_${bucket}`;
+    this.subjectPrefix = `$KV.${bucket}.`;
+  }
 
   async read(key: string): Promise<StoredEntry> {
-    let entry;
+    let message;
     try {
-      entry = await this.kv.get(key);
+      message = await this.publisher.lastMessage(this.stream, this.subjectPrefix + key);
     } catch (error: unknown) {
       throw unreachable('read', key, error);
     }
-    if (entry === null) return { record: undefined, revision: 0 };
-    if (entry.operation !== 'PUT') return { record: undefined, revision: entry.revision };
+    if (message === undefined) return { record: undefined, revision: 0 };
+    const operation = message.headers.get(KV_OPERATION);
+    if (operation === 'DEL' || operation === 'PURGE') return { record: undefined, revision: message.seq };
     try {
-      return { record: decodeAppliedRecord(entry.value), revision: entry.revision };
+      return { record: decodeAppliedRecord(message.data), revision: message.seq };
     } catch (error: unknown) {
       if (!isOffsetSyncError(error)) throw error;
-      return { record: undefined, revision: entry.revision, unreadable: error };
+      return { record: undefined, revision: message.seq, unreadable: error };
     }
   }
 
   async write(key: string, record: AppliedRecord, expectedRevision: number): Promise<number | undefined> {
-    const value = encodeAppliedRecord(record);
     try {
-      // kv.create would, on a conflict with a removed key, quietly retry as an update; the caller decides
-      // instead, so a revision of 0 is sent as "expect no message" directly.
-      return expectedRevision === 0
-        ? await this.kv.put(key, value, { previousSeq: 0 })
-        : await this.kv.update(key, value, expectedRevision);
+      // Expected revision 0 means "the key holds nothing": it conflicts with a removed key too, and the
+      // caller decides again on what it then reads.
+      const ack = await this.publisher.publish(this.subjectPrefix + key, encodeAppliedRecord(record), {
+        expectedLastSubjectSequence: expectedRevision,
+      });
+      return ack.seq;
     } catch (error: unknown) {
       if (isConflict(error)) return undefined;
       throw unreachable('write', key, error);
@@ -66,8 +87,13 @@ export class KvAppliedVersionsStore implements AppliedVersionsStore {
   }
 
   async remove(key: string, expectedRevision: number): Promise<boolean> {
+    const hdrs = headers();
+    hdrs.set('KV-Operation', 'DEL');
     try {
-      await this.kv.delete(key, { previousSeq: expectedRevision });
+      await this.publisher.publish(this.subjectPrefix + key, new Uint8Array(0), {
+        headers: hdrs,
+        expectedLastSubjectSequence: expectedRevision,
+      });
       return true;
     } catch (error: unknown) {
       if (isConflict(error)) return false;
@@ -77,9 +103,8 @@ export class KvAppliedVersionsStore implements AppliedVersionsStore {
 }
 
 function isConflict(error: unknown): boolean {
-  return (error as { api_error?: { err_code?: number } }).api_error?.err_code === WRONG_LAST_SEQUENCE;
+  return error instanceof JetStreamApiError && error.errCode === WRONG_LAST_SEQUENCE;
 }
-
 function unreachable(operation: string, key: string, cause: unknown): OffsetSyncError {
   return new OffsetSyncError(`applied-versions ${operation} of ${key} failed`, {
     code: ErrorCodes.NATS_UNREACHABLE,

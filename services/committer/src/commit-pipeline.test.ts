@@ -349,6 +349,30 @@ describe('CommitPipeline', () => {
     expect(reported('other')).toEqual([[0, 1, SkipReason.SKIP_REASON_UNSPECIFIED]]);
   });
 
+  it('reserves a key it has never seen with one compare-and-set write and no read before it', async () => {
+    const { pipeline, store, cluster } = setup();
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);
+    // One write (the reservation, expecting an empty key) and one read (the post-commit check).
+    expect(store.calls).toEqual({ read: 1, write: 1, remove: 0 });
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 5, metadata: markOf(v(1, 20)) });
+  });
+
+  it('decides again on what KV holds when a key it has never seen was written by another instance', async () => {
+    const store = new MemoryStore();
+    const other = setup({ store });
+    await other.pipeline.handleBatch([translated({ version: v(1, 30), targetOffset: 9 })]);
+    const { pipeline, cluster, published } = setup({ store, cluster: other.cluster });
+    const before = { ...store.calls };
+
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);
+
+    // The guess of an empty key fails its compare-and-set; the read shows the newer version.
+    expect(store.calls.write - before.write).toBe(1);
+    expect(store.calls.read - before.read).toBe(1);
+    expect(published.map((p) => p.event.skipReason)).toEqual([SkipReason.SKIP_REASON_STALE_VERSION]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 9, metadata: markOf(v(1, 30)) });
+  });
+
   it('reserves a key it wrote last with one compare-and-set write and no read before it', async () => {
     const { pipeline, store, cluster } = setup();
     await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);

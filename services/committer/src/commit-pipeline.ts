@@ -113,6 +113,8 @@ const GROUP_CONCURRENCY = 64;
 const KEY_CONCURRENCY = 32;
 /** Compare-and-set attempts on one key before the event is retried later. */
 const MAX_CAS_ATTEMPTS = 8;
+/** The guess for a key this instance has not seen: never written. */
+const NEW_KEY: StoredEntry = { record: undefined, revision: 0 };
 /** Rounds of the post-commit check (see ensureNewestCommittedLast). */
 const MAX_RECOMMIT_ROUNDS = 5;
 
@@ -474,10 +476,11 @@ export class CommitPipeline {
       sourceCommitTimestampMs: item.translation.sourceCommitTimestampMs,
     };
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      // The first attempt decides on what this instance last saw of the key; the compare-and-set write
-      // checks it. Every later attempt reads KV.
-      const cached = attempt === 0 ? this.versions.get(item.key) : undefined;
-      const entry = cached ?? (await this.read(item.key));
+      // The first attempt decides on a guess: what this instance last saw of the key, or, for a key it
+      // has not seen, an empty key (after a start most keys are new: the bootstrap). The compare-and-set
+      // write checks the guess. Every later attempt reads KV.
+      const guess = attempt === 0 ? (this.versions.get(item.key) ?? NEW_KEY) : undefined;
+      const entry = guess ?? (await this.read(item.key));
       if (entry.unreadable !== undefined) {
         this.options.logger.warn(
           { err: entry.unreadable, key: item.key },
@@ -500,8 +503,8 @@ export class CommitPipeline {
             ? decision.record
             : undefined;
       if (toWrite === undefined) {
-        // Nothing to write would check the cached record: decide again on what KV holds.
-        if (cached !== undefined) continue;
+        // Nothing to write would check the guess: decide again on what KV holds.
+        if (guess !== undefined) continue;
         return { item, decision };
       }
       const revision = await this.write(item.key, toWrite, entry.revision);

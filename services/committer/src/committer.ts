@@ -6,6 +6,7 @@ import {
   BatchConsumer,
   ErrorCodes,
   isOffsetSyncError,
+  JetStreamPublisher,
   KafkaAdapter,
   OffsetCommitted,
   Progress,
@@ -48,6 +49,7 @@ export class Committer implements ServiceWorker {
   private readonly consumers: BatchConsumer[] = [];
   private readonly problems = new ProblemBoard();
   private connectionWatch: Promise<void> | undefined;
+  private publisher: JetStreamPublisher | undefined;
   private stopping = false;
   private wakeWatch: (() => void) | undefined;
   readonly heartbeat: HeartbeatState;
@@ -91,8 +93,11 @@ export class Committer implements ServiceWorker {
     const { config, names, nats, logger, telemetry } = this.context;
     const js = nats.jetstream();
     const jsm = await nats.jetstreamManager();
-    const kv = await provisionKvBucket(js, names.bucket('applied-versions'), config.nats.streamReplicas);
-    const store = new KvAppliedVersionsStore(kv);
+    const bucket = names.bucket('applied-versions');
+    await provisionKvBucket(js, bucket, config.nats.streamReplicas);
+    const publisher = new JetStreamPublisher(nats);
+    this.publisher = publisher;
+    const store = new KvAppliedVersionsStore(publisher, bucket);
     // Reaching the target is checked in the background: an unreachable cluster is reported in heartbeats
     // and retried, never a reason to exit.
     this.connectionWatch = this.watchConnection();
@@ -114,7 +119,7 @@ export class Committer implements ServiceWorker {
         target,
         store,
         cluster: this.adapter,
-        publish: (messages) => publishAll(js, messages, { concurrency: PUBLISH_CONCURRENCY }),
+        publish: (messages) => publishAll(publisher, messages, { concurrency: PUBLISH_CONCURRENCY }),
         counters: this.counters,
         activeGroups: this.activeGroups,
         backoff: { minMs: this.settings.retryBackoffMinMs, maxMs: this.settings.retryBackoffMaxMs },
@@ -147,6 +152,7 @@ export class Committer implements ServiceWorker {
     this.wakeWatch?.();
     await Promise.all(this.consumers.map((consumer) => consumer.stop()));
     await this.connectionWatch;
+    this.publisher?.close();
     await this.adapter.disconnect();
   }
 

@@ -15,6 +15,7 @@ import {
   OffsetTranslated,
   Progress,
   provisionDurableConsumer,
+  JetStreamPublisher,
   publishAll,
   TranslationOutcome,
   type HeartbeatState,
@@ -48,6 +49,7 @@ const BATCH_CONCURRENCY = 4;
 
 export class Translator implements ServiceWorker {
   private readonly adapter: KafkaAdapter;
+  private readonly publisher: JetStreamPublisher;
   private readonly locator: AnchorLocator;
   private readonly deltas = new DeltaMemory();
   private readonly consumers: BatchConsumer[] = [];
@@ -68,6 +70,7 @@ export class Translator implements ServiceWorker {
       clientId: `offsetsync-translator-${context.config.instance.id}`,
       logger: context.logger,
     });
+    this.publisher = new JetStreamPublisher(context.nats);
     this.locator = new AnchorLocator(this.adapter, {
       probeWindow: settings.probeWindow,
       scanLimit: settings.scanLimit,
@@ -135,6 +138,7 @@ export class Translator implements ServiceWorker {
 
   async stop(): Promise<void> {
     await Promise.all(this.consumers.map((c) => c.stop()));
+    this.publisher.close();
     await this.adapter.disconnect();
   }
 
@@ -266,7 +270,6 @@ export class Translator implements ServiceWorker {
 
   private async publish(source: string, work: Work[]): Promise<void> {
     const target = this.settings.target;
-    const js = this.context.nats.jetstream();
     const now = Date.now();
     const messages: StreamMessage[] = [];
     for (const w of work) {
@@ -306,7 +309,7 @@ export class Translator implements ServiceWorker {
       w.span.setAttribute('offsetsync.outcome', OUTCOME_NAMES[t.outcome] ?? 'unknown');
     }
     try {
-      await publishAll(js, messages, { concurrency: 256 });
+      await publishAll(this.publisher, messages, { concurrency: 256 });
     } finally {
       for (const w of work) w.span.end();
     }

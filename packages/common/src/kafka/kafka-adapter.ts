@@ -22,6 +22,7 @@ import { ConfigError, ErrorCodes, OffsetSyncError, type ConfigProblem } from '..
 import type { Logger } from '../logging/logger.js';
 import { registerCompressionCodecs } from './compression-codecs.js';
 import { BrokerErrorCodes, toOffsetSyncError } from './kafka-errors.js';
+import { readShared } from './shared-reads.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -891,10 +892,21 @@ export class KafkaAdapter {
   /**
    * Reads records from exact offsets, one Fetch per leader broker (minBytes 1, a short wait: exact records
    * now, not a long poll). See {@link FetchAnswer} for what `records` holds. Answers come in request order.
+   * Requests at nearby offsets of one partition share a read (see shared-reads.ts): the first round reads
+   * each partition once from its lowest offset, a second round reads what the first did not reach with
+   * reads as wide as the first ones turned out, and a last round gives each remaining offset its own read.
    */
   async fetchRecords(
     requests: readonly FetchRequest[],
     options: { isolation?: IsolationLevel; maxWaitMs?: number } = {},
+  ): Promise<FetchAnswer[]> {
+    return readShared(requests, (reads) => this.fetchEach(reads, options));
+  }
+
+  /** One round of reads: requests at the same partition are separate Fetches. */
+  private async fetchEach(
+    requests: readonly FetchRequest[],
+    options: { isolation?: IsolationLevel; maxWaitMs?: number },
   ): Promise<FetchAnswer[]> {
     await this.ready();
     const isolation = options.isolation ?? 'read_committed';

@@ -1,5 +1,6 @@
-import type { JetStreamClient, MsgHdrs, PubAck } from 'nats';
+import type { MsgHdrs } from 'nats';
 import { ErrorCodes, OffsetSyncError } from '../errors.js';
+import type { JetStreamPublisher, PublishAck } from './jetstream-publisher.js';
 
 /** Header naming the event type (the protobuf message) of every offsetsync stream message. */
 export const EVENT_TYPE_HEADER = 'Offsetsync-Event';
@@ -20,11 +21,11 @@ export interface StreamMessage {
  * the message ids make the retry harmless.
  */
 export async function publishAll(
-  js: JetStreamClient,
+  publisher: JetStreamPublisher,
   messages: readonly StreamMessage[],
-  options: { concurrency: number; timeoutMs?: number },
-): Promise<PubAck[]> {
-  const acks: PubAck[] = new Array<PubAck>(messages.length);
+  options: { concurrency: number },
+): Promise<PublishAck[]> {
+  const acks: PublishAck[] = new Array<PublishAck>(messages.length);
   let next = 0;
   let failure: unknown;
   const lane = async (): Promise<void> => {
@@ -32,10 +33,9 @@ export async function publishAll(
       const index = next++;
       const message = messages[index]!;
       try {
-        acks[index] = await js.publish(message.subject, message.payload, {
-          msgID: message.msgId,
+        acks[index] = await publisher.publish(message.subject, message.payload, {
+          msgId: message.msgId,
           ...(message.headers === undefined ? {} : { headers: message.headers }),
-          ...(options.timeoutMs === undefined ? {} : { timeout: options.timeoutMs }),
         });
       } catch (error: unknown) {
         failure ??= error;

@@ -201,7 +201,8 @@ const collectorSchema = z
     topics: includeExcludeFields(['.*'], ['^__'], 'topics'),
     /** How long commits are coalesced per key before publishing. Default: `100ms`, at most `5s`. */
     coalesceWindowMs: doc(durationMs({ max: 5_000 }).default(100), {
-      description: 'How long commits are coalesced per group/topic/partition before publishing (at most 5s).',
+      description:
+        'Longest wait of a read of the offsets topic for new records (the fetch max wait; at most 5s). A read returns as soon as records arrive, so this sets how often an idle collector asks; commits that arrive in one read are coalesced per group/topic/partition.',
     }),
     /**
      * How long the group coordinator waits for a silent collector instance before handing its partitions

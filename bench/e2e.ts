@@ -76,8 +76,6 @@ const STAGES_ON = process.env.BENCH_STAGES !== '0';
  */
 const SOURCE_CONNECTIONS = positiveNumber('BENCH_SOURCE_CONNECTIONS', 4);
 const PROFILE = process.env.BENCH_PROFILE === '1';
-/** Extra Node.js options for the three services (space separated), e.g. `--max-semi-space-size=32`. */
-const SERVICE_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
 
 const GROUPS = 1_000;
 const PARTITIONS = 10;
@@ -567,7 +565,7 @@ async function run(): Promise<Outcome> {
       role,
       { ...common, instance: { id: instanceId(role) }, ...sections[role] },
       {
-        nodeArgs: [...SERVICE_NODE_ARGS, ...(PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+        nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
       },
     );
     services[role] = service;

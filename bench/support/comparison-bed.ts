@@ -309,11 +309,11 @@ export async function startComparisonBed(options: {
   const startServices = async (): Promise<void> => {
     for (const role of ROLES) {
       if (cleanup.stopping) throw new Error(`not starting the ${role}: the benchmark is stopping`);
-      const service = await startBenchService(
-        role,
-        { ...common, instance: { id: `bench-mm2-${role}` }, ...sections[role] },
-        { nodeArgs: (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '') },
-      );
+      const service = await startBenchService(role, {
+        ...common,
+        instance: { id: `bench-mm2-${role}` },
+        ...sections[role],
+      });
       services.push(service);
       cleanup.push(`stopping the ${role}`, async () => {
         await service.stop();

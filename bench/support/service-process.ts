@@ -35,9 +35,14 @@ function serviceEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith(ENV_PREFIX)));
 }
 
+/** Node.js options for every benchmark service, from `BENCH_NODE_ARGS` (space separated), e.g. `--cpu-prof`. */
+function nodeArgsFromEnvironment(): string[] {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+}
+
 /**
- * Starts `node [nodeArgs] services/<role>/dist/main.js --config <file>` with `config` written as YAML
- * into a fresh temporary folder. `npm run build` must have run.
+ * Starts `node [BENCH_NODE_ARGS] [nodeArgs] services/<role>/dist/main.js --config <file>` with `config`
+ * written as YAML into a fresh temporary folder. `npm run build` must have run.
  */
 export async function startBenchService(
   role: BenchRole,
@@ -53,11 +58,11 @@ export async function startBenchService(
   const fd = openSync(logFile, 'a');
   let child;
   try {
-    child = spawn(process.execPath, [...(options.nodeArgs ?? []), main, '--config', configFile], {
-      cwd: REPO_ROOT,
-      stdio: ['ignore', fd, fd],
-      env: serviceEnvironment(process.env),
-    });
+    child = spawn(
+      process.execPath,
+      [...nodeArgsFromEnvironment(), ...(options.nodeArgs ?? []), main, '--config', configFile],
+      { cwd: REPO_ROOT, stdio: ['ignore', fd, fd], env: serviceEnvironment(process.env) },
+    );
   } finally {
     closeSync(fd);
   }

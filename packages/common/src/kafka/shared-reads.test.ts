@@ -53,6 +53,8 @@ function brokerRead(log: readonly Batch[], request: FetchRequest, strict = false
   };
 }
 
+const outOfRange = new OffsetSyncError('offset out of range', { code: ErrorCodes.KAFKA_BROKER_ERROR });
+
 const batchArb = fc.record({
   size: fc.integer({ min: 1, max: 6 }),
   marker: fc.boolean(),
@@ -90,19 +92,30 @@ describe('readShared', () => {
           },
         ),
         fc.boolean(),
-        async (logs, raw, strict) => {
+        fc.nat(40),
+        async (logs, raw, strict, logStart) => {
           const requests: FetchRequest[] = raw.map((r) => ({
             topic: 't',
             ...r,
             partition: r.partition % logs.length,
           }));
           const answers = await readShared(requests, (reads) =>
-            Promise.resolve(reads.map((read) => brokerRead(logs[read.partition]!, read, strict))),
+            Promise.resolve(
+              reads.map((read) =>
+                // Below the log start a broker answers OFFSET_OUT_OF_RANGE for that read alone.
+                read.offset < logStart
+                  ? { ...brokerRead([], read), error: outOfRange }
+                  : brokerRead(logs[read.partition]!, read, strict),
+              ),
+            ),
           );
           requests.forEach((request, i) => {
             const answer = answers[i]!;
             const log = logs[request.partition]!;
             expect(answer.requestedOffset).toBe(request.offset);
+            // A failed read fails only requests that would have failed on their own.
+            expect(answer.error !== undefined).toBe(request.offset < logStart);
+            if (answer.error !== undefined) return;
             expect(answer.nextOffset).toBeGreaterThanOrEqual(request.offset);
             // Exactly the data records of [offset, nextOffset): nothing skipped, nothing invented.
             const truth = log

@@ -151,7 +151,7 @@ export class JetStreamPublisher {
     this.closed = true;
     clearInterval(this.sweeper);
     this.subscription.unsubscribe();
-    const error = new OffsetSyncError('JetStream publisher closed', { code: ErrorCodes.NATS_UNREACHABLE });
+    const error = closedError();
     for (const waiting of this.waiting.values()) waiting.settle(error);
     this.waiting.clear();
   }
@@ -159,7 +159,7 @@ export class JetStreamPublisher {
   private request(subject: string, payload: Uint8Array, hdrs?: MsgHdrs): Promise<Msg> {
     return new Promise<Msg>((resolve, reject) => {
       if (this.closed) {
-        reject(new OffsetSyncError('JetStream publisher closed', { code: ErrorCodes.NATS_UNREACHABLE }));
+        reject(closedError());
         return;
       }
       const token = (this.next++).toString(36);
@@ -283,6 +283,10 @@ export function parseHeaderBlock(block: string): Map<string, string> {
     headers.set(line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim());
   }
   return headers;
+}
+
+function closedError(): OffsetSyncError {
+  return new OffsetSyncError('JetStream publisher closed', { code: ErrorCodes.NATS_UNREACHABLE });
 }
 
 function malformed(subject: string, problem: string): OffsetSyncError {

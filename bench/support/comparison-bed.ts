@@ -98,9 +98,12 @@ export interface ComparisonBed {
   services: readonly BenchService[];
   /**
    * With `systemsStart: 'deferred'`: starts the selected systems' group sync, all at once (offsetsync's
-   * services; each selected MirrorMaker restarted with its groups). Rejects when the systems run already.
+   * services; each selected MirrorMaker restarted with its groups). May be called again for other systems;
+   * rejects when one of them was started already.
    */
   startSystems(systems: readonly SystemName[]): Promise<SystemsStarted>;
+  /** Stops offsetsync's services (when running), so that a system measured next has the machine. */
+  stopOffsetsync(): Promise<void>;
 }
 
 /** What `startSystems` did: ms from its call until each system was started (MirrorMaker: logged that it started). */
@@ -326,7 +329,8 @@ export async function startComparisonBed(options: {
       `offsetsync collector, translator and committer started (pids ${services.map((s) => s.pid).join(', ')})`,
     );
   };
-  let started = !deferred;
+  /** Systems whose group sync was started. */
+  const started = new Set<SystemName>(deferred ? [] : SYSTEMS);
   if (!deferred) await startServices();
   let starting: Promise<unknown> | undefined;
   // Runs before the MirrorMakers are stopped: an interrupted start finishes first, so that nothing it
@@ -336,11 +340,17 @@ export async function startComparisonBed(options: {
   });
 
   const startSystems = (systems: readonly SystemName[]): Promise<SystemsStarted> => {
-    if (started) return Promise.reject(new Error('the systems were started already'));
-    started = true;
+    const again = systems.filter((system) => started.has(system));
+    if (again.length > 0) return Promise.reject(new Error(`started already: ${again.join(', ')}`));
+    for (const system of systems) started.add(system);
     const promise = startSelected(systems);
-    starting = promise;
+    // Cleanup waits for every start (see above), also one called after an earlier start finished.
+    const earlier = starting;
+    starting = Promise.allSettled([earlier, promise]);
     return promise;
+  };
+  const stopOffsetsync = async (): Promise<void> => {
+    await Promise.all(services.map((service) => service.stop()));
   };
   const startSelected = async (systems: readonly SystemName[]): Promise<SystemsStarted> => {
     const startedMs: Partial<Record<SystemName, number>> = {};
@@ -382,6 +392,7 @@ export async function startComparisonBed(options: {
     nc,
     services,
     startSystems,
+    stopOffsetsync,
   };
 }
 

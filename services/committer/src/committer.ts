@@ -81,7 +81,9 @@ export class Committer implements ServiceWorker {
         return Progress.fromPartial({
           lastVersion: latest?.lastVersion,
           eventsByOutcome: this.counters.snapshot(),
-          pending: 0,
+          // Events this instance received and has not settled; those still in the stream are shared by
+          // every instance and not counted here.
+          pending: this.consumers.reduce((sum, consumer) => sum + consumer.held, 0),
           lastEventAtMs: latest?.lastEventAtMs ?? 0,
         });
       },

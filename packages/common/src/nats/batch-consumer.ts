@@ -72,12 +72,19 @@ export class BatchConsumer {
   private pulling: ConsumerMessages | undefined;
   private stopped = false;
   private loops: Promise<void> | undefined;
+  /** Messages in the batches being handled. */
+  private inHand = 0;
   /** Messages handled since start. */
   handled = 0;
 
   constructor(private readonly options: BatchConsumerOptions) {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.maxHeld = Math.max(options.maxHeld ?? options.maxBatch * (this.concurrency + 1), 1);
+  }
+
+  /** Messages this instance received and has not settled yet: waiting for a batch or being handled. */
+  get held(): number {
+    return this.queue.length + this.inHand;
   }
 
   async start(): Promise<void> {
@@ -153,6 +160,7 @@ export class BatchConsumer {
   private async run(batch: JsMsg[]): Promise<void> {
     const subjects = new Set(batch.map((m) => m.subject));
     for (const subject of subjects) this.busy.add(subject);
+    this.inHand += batch.length;
     try {
       await this.options.handle(batch);
     } catch (error: unknown) {
@@ -163,6 +171,7 @@ export class BatchConsumer {
       for (const message of batch) message.nak(this.options.retryDelayMs ?? 1000);
     } finally {
       for (const subject of subjects) this.busy.delete(subject);
+      this.inHand -= batch.length;
       this.handled += batch.length;
     }
   }

@@ -105,7 +105,8 @@ export class OffsetsTopicConsumer {
         // source than the applications make. The position is only ever that of events JetStream has
         // acknowledged; a crash repeats up to a second of events, which their message ids deduplicate.
         autoCommitInterval: 1_000,
-        eachBatchAutoResolve: true,
+        // handleInChunks resolves each chunk itself; a batch cut short is not resolved past its last chunk.
+        eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: 4,
         eachBatch: (payload) => this.eachBatch(payload),
       });
@@ -128,14 +129,54 @@ export class OffsetsTopicConsumer {
     return reason;
   }
 
-  private async eachBatch(payload: EachBatchPayload): Promise<void> {
-    const { batch } = payload;
-    const records: RawOffsetsRecord[] = batch.messages.map((message) => ({
-      offset: Number(message.offset),
-      key: message.key,
-      value: message.value,
-    }));
-    await this.options.handleBatch(batch.partition, records);
+  private eachBatch(payload: EachBatchPayload): Promise<void> {
+    return handleInChunks(payload, MAX_RECORDS_AT_ONCE, this.options.handleBatch);
+  }
+}
+
+/**
+ * Most offsets-topic records one partition hands to the pipeline at once. A fetch returns up to 1 MiB per
+ * partition, some 10,000 commits when a backlog is read (a start, a catch-up); every commit becomes an event
+ * with its span, headers and payload held until JetStream acknowledged it, a few KB each. In chunks, memory
+ * stays bounded by this many events per partition read concurrently, whatever the backlog.
+ */
+export const MAX_RECORDS_AT_ONCE = 2_000;
+
+/** The parts of kafkajs' EachBatchPayload that handleInChunks uses. */
+export interface ChunkedBatch {
+  batch: {
+    partition: number;
+    messages: ReadonlyArray<{ offset: string; key: Buffer | null; value: Buffer | null }>;
+    /** The batch's last offset, control records (transaction markers) included. */
+    lastOffset(): string;
+  };
+  resolveOffset(offset: string): void;
+  heartbeat(): Promise<void>;
+  isRunning(): boolean;
+  isStale(): boolean;
+}
+
+/**
+ * Hands a fetched batch to `handle` in chunks of at most `chunkSize` records, in order. After each chunk
+ * its last offset is resolved (it may be committed; after the last chunk, the batch's last offset, past
+ * any trailing transaction marker) and the group heartbeat sent. Stops early when the
+ * consumer stops or the partition was reassigned: the rest is fetched again from the resolved position.
+ */
+export async function handleInChunks(
+  payload: ChunkedBatch,
+  chunkSize: number,
+  handle: (offsetsPartition: number, records: RawOffsetsRecord[]) => Promise<void>,
+): Promise<void> {
+  const { partition, messages } = payload.batch;
+  for (let start = 0; start < messages.length; start += chunkSize) {
+    if (!payload.isRunning() || payload.isStale()) return;
+    const chunk = messages.slice(start, start + chunkSize);
+    await handle(
+      partition,
+      chunk.map((message) => ({ offset: Number(message.offset), key: message.key, value: message.value })),
+    );
+    const last = start + chunkSize >= messages.length;
+    payload.resolveOffset(last ? payload.batch.lastOffset() : chunk[chunk.length - 1]!.offset);
     await payload.heartbeat();
   }
 }

@@ -204,6 +204,22 @@ describe('deploy/helm/offsetsync', () => {
         });
       }
 
+      it("keeps each service's V8 heap limit well inside its memory limit", () => {
+        const mib = (quantity: string): number => {
+          const match = /^(\d+)(Mi|Gi)$/.exec(quantity);
+          expect(match, quantity).not.toBeNull();
+          return Number(match?.[1]) * (match?.[2] === 'Gi' ? 1024 : 1);
+        };
+        for (const role of SERVICE_ROLES) {
+          const service = values[role] as { heapMb?: number; resources?: { limits?: { memory?: string } } };
+          if (service.heapMb === undefined) continue;
+          const limit = service.resources?.limits?.memory;
+          expect(limit, `${role}: heapMb needs a memory limit`).toBeDefined();
+          // The heap is not all of a Node.js process: code, buffers and the young generation come on top.
+          expect(service.heapMb, role).toBeLessThanOrEqual(mib(limit ?? '0Mi') * 0.75);
+        }
+      });
+
       it('takes credentials from Secrets only through environment variables naming secret settings', () => {
         for (const { name: envName } of secretEnv) {
           const resolved = resolveEnvName(envName);

@@ -120,8 +120,12 @@ spec:
           image: "{{ $root.Values.image.repository }}:{{ $root.Values.image.tag | default $root.Chart.AppVersion }}"
           imagePullPolicy: {{ $root.Values.image.pullPolicy }}
           args: [{{ .role | quote }}, "--config", "/etc/offsetsync/offsetsync.yaml"]
-          {{- if or $root.Values.secretEnv $root.Values.extraEnv }}
+          {{- if or $root.Values.secretEnv $root.Values.extraEnv $service.heapMb }}
           env:
+            {{- with $service.heapMb }}
+            - name: NODE_OPTIONS
+              value: {{ printf "--max-old-space-size=%v" . | quote }}
+            {{- end }}
             {{- range $root.Values.secretEnv }}
             - name: {{ .name }}
               valueFrom:

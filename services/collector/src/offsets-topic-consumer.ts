@@ -158,9 +158,9 @@ export interface ChunkedBatch {
 
 /**
  * Hands a fetched batch to `handle` in chunks of at most `chunkSize` records, in order. After each chunk
- * its last offset is resolved (it may be committed; after the last chunk, the batch's last offset, past
- * any trailing transaction marker) and the group heartbeat sent. Stops early when the
- * consumer stops or the partition was reassigned: the rest is fetched again from the resolved position.
+ * its last offset is resolved, so it may be committed (after the last chunk the batch's last offset, past
+ * any trailing transaction marker), and the group heartbeat is sent. Stops between chunks when the consumer
+ * stops or the partition was reassigned: the rest is fetched again from the resolved position.
  */
 export async function handleInChunks(
   payload: ChunkedBatch,

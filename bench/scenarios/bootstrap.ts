@@ -389,9 +389,10 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
         bytes === undefined || bytes === 0 ? null : Math.round(bytes / 1_048_576);
       const cpu = (v: number | undefined): number | null =>
         v === undefined || Number.isNaN(v) ? null : Math.round(v * 100) / 100;
+      const summaries = new Map(phase.map((system) => [system, ledgers.get(system)!.summary()]));
       const systemsResult = Object.fromEntries(
         phase.map((system) => {
-          const summary = (ledgers.get(system) as BootstrapLedger).summary();
+          const summary = summaries.get(system)!;
           const resources =
             system === 'offsetsync'
               ? {
@@ -426,7 +427,7 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
         say(`${system.padEnd(12)} ${JSON.stringify(s)}`);
       return {
         systems: systemsResult,
-        summaries: new Map(phase.map((system) => [system, ledgers.get(system)!.summary()])),
+        summaries,
         phase: {
           systems: phase,
           load_avg_at_start: Math.round(phaseLoad * 100) / 100,

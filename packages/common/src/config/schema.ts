@@ -199,7 +199,7 @@ const collectorSchema = z
     groups: includeExcludeFields(['.*'], ['^offsetsync-'], 'consumer groups'),
     /** Which topics are synchronised. Default: include `.*`, exclude `^__`. */
     topics: includeExcludeFields(['.*'], ['^__'], 'topics'),
-    /** How long commits are coalesced per key before publishing. Default: `100ms`, at most `5s`. */
+    /** The offsets-topic fetch max wait (reads return as soon as records arrive). Default: `100ms`, at most `5s`. */
     coalesceWindowMs: doc(durationMs({ max: 5_000 }).default(100), {
       description:
         'Longest wait of a read of the offsets topic for new records (the fetch max wait; at most 5s). A read returns as soon as records arrive, so this sets how often an idle collector asks; commits that arrive in one read are coalesced per group/topic/partition.',

@@ -3,7 +3,10 @@ import { defineConfig } from 'vitest/config';
 
 // Tests import the shared library from source, so `vitest` needs no build first.
 const alias = {
-  '@offsetsync/common': fileURLToPath(new URL('./packages/common/src/index.ts', import.meta.url)),
+  '@offsetsync/contracts': fileURLToPath(new URL('./packages/contracts/src/index.ts', import.meta.url)),
+  '@offsetsync/jetstream': fileURLToPath(new URL('./packages/jetstream/src/index.ts', import.meta.url)),
+  '@offsetsync/runtime': fileURLToPath(new URL('./packages/runtime/src/index.ts', import.meta.url)),
+  '@offsetsync/kafka': fileURLToPath(new URL('./packages/kafka/src/index.ts', import.meta.url)),
   '@offsetsync/testbed': fileURLToPath(new URL('./packages/testbed/src/index.ts', import.meta.url)),
 };
 

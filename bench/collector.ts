@@ -20,14 +20,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import kafkajs, { type Producer } from 'kafkajs';
 import { connect, type JetStreamManager } from 'nats';
 import pino from 'pino';
-import {
-  AnchorStatus,
-  Heartbeat,
-  KafkaAdapter,
-  Names,
-  OffsetCommitted,
-  recordFingerprint,
-} from '@offsetsync/common';
+import { AnchorStatus, Heartbeat, Names, OffsetCommitted } from '@offsetsync/contracts';
+import { KafkaAdapter, recordFingerprint } from '@offsetsync/kafka';
 import { REPO_ROOT } from '../test/infra/testbed.js';
 import { acquireTestbed, releaseTestbed, type BenchTestbed } from './support/bench-testbed.js';
 import { startBenchService, type BenchService } from './support/service-process.js';

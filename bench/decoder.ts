@@ -7,7 +7,7 @@
 // Builds a fixed pool of records with the encoder, in a mix like a busy cluster's offsets topic
 // (mostly offset commits), decodes the pool over and over, prints a progress line a second and, last,
 // one JSON line with the result. The pool is generated from a fixed seed, so runs are comparable.
-import { KafkaWriter } from '@offsetsync/common';
+import { KafkaWriter } from '@offsetsync/kafka';
 import { decodeOffsetsTopicRecord } from '../services/collector/src/offsets-topic-decoder.js';
 import {
   encodeGroupMetadataKey,

@@ -35,16 +35,14 @@ import pino from 'pino';
 import {
   ApplyOutcome,
   Heartbeat,
-  KafkaAdapter,
   Names,
   OffsetApplied,
   OffsetCommitted,
   OffsetTranslated,
-  provisionStreams,
   SkipReason,
-  streamSpecs,
-  type CommitEntry,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { provisionStreams, streamSpecs } from '@offsetsync/jetstream';
+import { KafkaAdapter, type CommitEntry } from '@offsetsync/kafka';
 import { REPO_ROOT } from '../test/infra/testbed.js';
 import { TestReplicator } from '../test/support/replicator.js';
 import { acquireTestbed, releaseTestbed, type BenchTestbed } from './support/bench-testbed.js';

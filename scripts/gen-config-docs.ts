@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { describeConfigSchema, type ConfigFieldDescription } from '@offsetsync/common';
+import { describeConfigSchema, type ConfigFieldDescription } from '@offsetsync/runtime';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where the reference is written. */
@@ -49,7 +49,7 @@ export async function renderConfigurationDoc(): Promise<string> {
   const lines = [
     '# Configuration reference',
     '',
-    '<!-- Generated from packages/common/src/config/schema.ts by `npm run docs:config`; do not edit. -->',
+    '<!-- Generated from packages/runtime/src/config/schema.ts by `npm run docs:config`; do not edit. -->',
     '',
     'Every service reads one YAML file, named by `--config <file>` or the environment variable',
     '`OFFSETSYNC_CONFIG`. Each setting can also be given as an environment variable, which wins over the',

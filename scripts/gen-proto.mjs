@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Lints the contracts in proto/ and regenerates their TypeScript (see buf.gen.yaml).
 //
-//   node scripts/gen-proto.mjs              replace packages/common/src/gen
+//   node scripts/gen-proto.mjs              replace packages/contracts/src/gen
 //   node scripts/gen-proto.mjs --out <dir>  write the same files to <dir>, which must be missing or empty
 //                                           (the drift test generates into a temporary directory this way)
 //
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Must equal the plugin's `out` in buf.gen.yaml.
-const GEN_DIR = join('packages', 'common', 'src', 'gen');
+const GEN_DIR = join('packages', 'contracts', 'src', 'gen');
 // The npm package's entry point is a Node script; running it with this Node avoids depending on PATH.
 const BUF = join(repoRoot, 'node_modules', '@bufbuild', 'buf', 'bin', 'buf');
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
-import { KafkaAdapter } from '@offsetsync/common';
+import { KafkaAdapter } from '@offsetsync/kafka';
 import {
   BootstrapLedger,
   forEachLimited,

@@ -14,7 +14,9 @@ import { join } from 'node:path';
 import kafkajs from 'kafkajs';
 import { connect, type NatsConnection } from 'nats';
 import pino from 'pino';
-import { KafkaAdapter, Names, provisionStreams, streamSpecs } from '@offsetsync/common';
+import { Names } from '@offsetsync/contracts';
+import { provisionStreams, streamSpecs } from '@offsetsync/jetstream';
+import { KafkaAdapter } from '@offsetsync/kafka';
 import {
   ensureKafkaDistribution,
   startMirrorMaker,

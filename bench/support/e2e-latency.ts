@@ -1,7 +1,7 @@
 // Latency bookkeeping for the end-to-end benchmark: percentiles of a set of samples, and the time each
 // measured commit spent in each stage of the pipeline (collector -> translator -> committer), pieced
 // together from the three events the services publish about it. Pure: no servers, no clock.
-import type { OffsetApplied, OffsetCommitted, OffsetTranslated } from '@offsetsync/common';
+import type { OffsetApplied, OffsetCommitted, OffsetTranslated } from '@offsetsync/contracts';
 
 /** Summary of a set of latency samples, in milliseconds (nearest-rank percentiles). */
 export interface LatencySummary {

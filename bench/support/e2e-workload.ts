@@ -1,7 +1,7 @@
 // The commits of the end-to-end benchmark: many consumer groups that each consume every partition of
 // one topic and commit all of their partitions at once, always moving forward and never past the last
 // record, so that every commit points at a record that exists on both clusters.
-import type { CommitEntry } from '@offsetsync/common';
+import type { CommitEntry } from '@offsetsync/kafka';
 import { seededRandom } from './commit-workload.js';
 
 export interface E2eWorkloadOptions {

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ENV_PREFIX } from '@offsetsync/common';
+import { ENV_PREFIX } from '@offsetsync/runtime';
 import { REPO_ROOT } from '../../test/infra/testbed.js';
 
 export type BenchRole = 'collector' | 'translator' | 'committer';

@@ -1,5 +1,5 @@
 // What every `offsetsync` subcommand provides, and the error a command line that makes no sense raises.
-import { ErrorCodes, OffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 
 /** Where a command writes what it has to say; the process's streams in production, buffers in tests. */
 export interface CommandIo {

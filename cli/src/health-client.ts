@@ -8,12 +8,8 @@ import {
   type ChannelCredentials,
   type ServiceError,
 } from '@grpc/grpc-js';
-import {
-  GetGroupRequest,
-  type GroupStatus,
-  type OffsetSyncConfig,
-  type OffsetSyncHealthClient,
-} from '@offsetsync/common';
+import { GetGroupRequest, type GroupStatus, type OffsetSyncHealthClient } from '@offsetsync/contracts';
+import { type OffsetSyncConfig } from '@offsetsync/runtime';
 import { UsageError } from './command.js';
 
 /** The command-line options that say how to reach the health service, for `parseArgs`. */

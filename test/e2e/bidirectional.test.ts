@@ -1,8 +1,8 @@
 // A -> B and B -> A at once: an application moves from A to B and back, with nothing replayed, nothing
 // skipped, and no commit echoing between the clusters.
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import type { KafkaAdapter } from '@offsetsync/common';
-import { Names, parseCommitMetadata, ServiceRole } from '@offsetsync/common';
+import type { KafkaAdapter } from '@offsetsync/kafka';
+import { Names, parseCommitMetadata, ServiceRole } from '@offsetsync/contracts';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, natsConnection } from '../support/jetstream.js';

@@ -4,7 +4,13 @@
 // collide and go backwards, one record stamped an hour ahead, transactions (a commit marker, an aborted
 // batch), a replicator that writes duplicates.
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { ApplyOutcome, Names, OffsetApplied, OffsetTranslated, TranslationOutcome } from '@offsetsync/common';
+import {
+  ApplyOutcome,
+  Names,
+  OffsetApplied,
+  OffsetTranslated,
+  TranslationOutcome,
+} from '@offsetsync/contracts';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';

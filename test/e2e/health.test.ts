@@ -7,14 +7,8 @@ import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import {
-  LinkState,
-  Names,
-  PartitionSyncState,
-  ServiceRole,
-  ServingStatus,
-  type LinkStatus,
-} from '@offsetsync/common';
+import { LinkState, Names, PartitionSyncState, ServiceRole, type LinkStatus } from '@offsetsync/contracts';
+import { ServingStatus } from '@offsetsync/runtime';
 import { freePort } from '../infra/free-port.js';
 import { REPO_ROOT } from '../infra/testbed.js';
 import { waitFor } from '../infra/wait.js';

@@ -4,7 +4,7 @@
 // nothing replayed, judged by record identity (every value is a unique id). The target topic holds
 // records of its own first, so no offset is the same on both clusters.
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { ApplyOutcome, Names, OffsetApplied } from '@offsetsync/common';
+import { ApplyOutcome, Names, OffsetApplied } from '@offsetsync/contracts';
 import { ensureKafkaDistribution, startMirrorMaker, stopMirrorMaker } from '@offsetsync/testbed';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';

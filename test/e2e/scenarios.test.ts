@@ -2,7 +2,7 @@
 // meet: records not replicated yet, rewinds, groups still running on the target, LogAppendTime targets,
 // crashes of the translator and the committer.
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import type { KafkaAdapter } from '@offsetsync/common';
+import type { KafkaAdapter } from '@offsetsync/kafka';
 import {
   ApplyOutcome,
   Names,
@@ -12,7 +12,7 @@ import {
   RefusalReason,
   SkipReason,
   TranslationOutcome,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 import { assertToolSucceeded, consumerGroupsCommand } from '../infra/kafka-tools.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig, type TestConfig } from '../support/config.js';

@@ -3,7 +3,7 @@
 import { AckPolicy, type JsMsg } from 'nats';
 import pino from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { BatchConsumer } from '@offsetsync/common';
+import { BatchConsumer } from '@offsetsync/jetstream';
 import { natsConnection } from '../support/jetstream.js';
 import { uniqueName } from '../support/names.js';
 import { waitFor } from '../infra/wait.js';

@@ -1,16 +1,16 @@
 // The collector against the real source cluster and nats-server, run as separate processes.
 import { consumerOpts } from 'nats';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import type { KafkaAdapter } from '@offsetsync/common';
+import type { KafkaAdapter } from '@offsetsync/kafka';
 import {
   AnchorStatus,
   DeletionReason,
   Names,
   OffsetCommitted,
   OffsetDeleted,
-  recordFingerprint,
   ServiceRole,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { recordFingerprint } from '@offsetsync/kafka';
 import {
   encodeGroupMetadataKey,
   encodeOffsetCommitKey,

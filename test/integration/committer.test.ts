@@ -6,20 +6,18 @@ import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import {
   ApplyOutcome,
   formatCommitMetadata,
-  JetStreamPublisher,
-  KafkaAdapter,
   Names,
   OffsetApplied,
   OffsetTranslated,
   parseCommitMetadata,
-  publishAll,
   ServiceRole,
   SkipReason,
   TranslationOutcome,
   type GroupPartition,
-  type StreamMessage,
   type Version,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { JetStreamPublisher, publishAll, type StreamMessage } from '@offsetsync/jetstream';
+import { KafkaAdapter } from '@offsetsync/kafka';
 import { freePort } from '../infra/free-port.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';

@@ -2,13 +2,8 @@
 // duplicates, compare-and-set, stream reads, no stream, no answer, and agreement with nats.js's own KV.
 import { headers } from 'nats';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import {
-  ErrorCodes,
-  JetStreamApiError,
-  JetStreamPublisher,
-  WRONG_LAST_SEQUENCE,
-  type OffsetSyncError,
-} from '@offsetsync/common';
+import { ErrorCodes, type OffsetSyncError } from '@offsetsync/contracts';
+import { JetStreamApiError, JetStreamPublisher, WRONG_LAST_SEQUENCE } from '@offsetsync/jetstream';
 import { KvAppliedVersionsStore } from '../../services/committer/src/applied-versions-store.js';
 import { decodeAppliedRecord, type AppliedRecord } from '../../services/committer/src/applied-record.js';
 import { natsConnection } from '../support/jetstream.js';

@@ -1,13 +1,9 @@
 // The Kafka adapter against the test bed's real brokers (Kafka 4.1).
 import kafkajs, { type Kafka as KafkaClient, type Message } from 'kafkajs';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import {
-  createLogger,
-  KafkaAdapter,
-  type KafkaClusterConfig,
-  type KafkaRequestEvent,
-  type OffsetSyncError,
-} from '@offsetsync/common';
+import { type OffsetSyncError } from '@offsetsync/contracts';
+import { KafkaAdapter, type KafkaRequestEvent } from '@offsetsync/kafka';
+import { createLogger, type KafkaClusterConfig } from '@offsetsync/runtime';
 import { freePort } from '../infra/free-port.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';

@@ -2,7 +2,8 @@
 // end-to-end tests rely on when they compute replayed and skipped records from its offset mapping.
 import type { Kafka as KafkaClient, Message } from 'kafkajs';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import { createLogger, KafkaAdapter, type FetchedRecord } from '@offsetsync/common';
+import { KafkaAdapter, type FetchedRecord } from '@offsetsync/kafka';
+import { createLogger } from '@offsetsync/runtime';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
 import { readPartition, startReplicator, type TestReplicator } from '../support/replicator.js';

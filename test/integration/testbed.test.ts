@@ -7,14 +7,8 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { connect, headers, StringCodec } from 'nats';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
-import {
-  extractTraceContext,
-  injectTraceContext,
-  Names,
-  provisionDurableConsumer,
-  provisionStreams,
-  streamSpecs,
-} from '@offsetsync/common';
+import { extractTraceContext, injectTraceContext, Names } from '@offsetsync/contracts';
+import { provisionDurableConsumer, provisionStreams, streamSpecs } from '@offsetsync/jetstream';
 import { readOffsetsTopicCommits } from '../support/offsets-topic.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';

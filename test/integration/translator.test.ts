@@ -6,11 +6,11 @@ import {
   Names,
   OffsetCommitted,
   OffsetTranslated,
-  recordFingerprint,
   RefusalReason,
   TimestampType,
   TranslationOutcome,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { recordFingerprint } from '@offsetsync/kafka';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';

@@ -1,7 +1,7 @@
 // gRPC clients of the health service for tests: Check, Watch (recorded), ListLinks, GetGroup.
 import { credentials, Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { onTestFinished } from 'vitest';
-import type { ServingStatus } from '@offsetsync/common';
+import type { ServingStatus } from '@offsetsync/runtime';
 import {
   GetGroupRequest,
   HealthClient,
@@ -12,7 +12,7 @@ import {
   type HealthCheckResponse,
   type LinkStatus,
   type ListLinksResponse,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 
 /** Clients of one health service address, closed when the current test finishes. */
 export function healthClients(address: string) {

@@ -1,7 +1,7 @@
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { onTestFinished } from 'vitest';
-import type { Names } from '@offsetsync/common';
-import { Heartbeat, type ServiceRole } from '@offsetsync/common';
+import type { Names } from '@offsetsync/contracts';
+import { Heartbeat, type ServiceRole } from '@offsetsync/contracts';
 
 /** A NATS connection closed when the current test finishes. */
 export async function natsConnection(url: string): Promise<NatsConnection> {

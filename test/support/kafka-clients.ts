@@ -1,7 +1,7 @@
 import kafkajs, { type Admin, type Kafka as KafkaClient } from 'kafkajs';
 import pino from 'pino';
 import { onTestFinished } from 'vitest';
-import { KafkaAdapter } from '@offsetsync/common';
+import { KafkaAdapter } from '@offsetsync/kafka';
 
 const { Kafka, logLevel } = kafkajs;
 

@@ -6,16 +6,9 @@
 // computed from.
 import kafkajs, { type IHeaders, type Message, type Producer } from 'kafkajs';
 import { onTestFinished } from 'vitest';
-import {
-  createLogger,
-  isRetryable,
-  KafkaAdapter,
-  type FetchAnswer,
-  type FetchedRecord,
-  type IsolationLevel,
-  type KafkaClusterConfig,
-  type Logger,
-} from '@offsetsync/common';
+import { isRetryable } from '@offsetsync/contracts';
+import { KafkaAdapter, type FetchAnswer, type FetchedRecord, type IsolationLevel } from '@offsetsync/kafka';
+import { createLogger, type KafkaClusterConfig, type Logger } from '@offsetsync/runtime';
 
 const { ConfigResourceTypes } = kafkajs;
 

@@ -2,7 +2,7 @@
 // (or the generator) without regenerating it.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { describeConfigSchema } from '@offsetsync/common';
+import { describeConfigSchema } from '@offsetsync/runtime';
 import { CONFIGURATION_DOC, renderConfigurationDoc } from '../../scripts/gen-config-docs.js';
 
 describe('docs/configuration.md', () => {

@@ -4,15 +4,15 @@ import { describe, expect, it } from 'vitest';
 import {
   HealthCheckResponse_ServingStatus,
   HealthService,
-} from '../../packages/common/src/gen/grpc/health/v1/health.js';
+} from '../../packages/contracts/src/gen/grpc/health/v1/health.js';
 import {
   AnchorStatus,
   Heartbeat,
   OffsetCommitted,
   ServiceRole,
   TimestampType,
-} from '../../packages/common/src/gen/offsetsync/v1/events.js';
-import { OffsetSyncHealthService } from '../../packages/common/src/gen/offsetsync/v1/health_service.js';
+} from '../../packages/contracts/src/gen/offsetsync/v1/events.js';
+import { OffsetSyncHealthService } from '../../packages/contracts/src/gen/offsetsync/v1/health_service.js';
 
 const ABOVE_2_POW_32 = 2 ** 32 + 17;
 

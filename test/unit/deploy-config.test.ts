@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { describeConfigSchema, loadConfig, resolveEnvName, type OffsetSyncConfig } from '@offsetsync/common';
+import { describeConfigSchema, loadConfig, resolveEnvName, type OffsetSyncConfig } from '@offsetsync/runtime';
 import { commands } from '../../cli/src/commands/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

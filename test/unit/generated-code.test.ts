@@ -8,9 +8,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 
 const run = promisify(execFile);
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
-const committedDir = join(repoRoot, 'packages', 'common', 'src', 'gen');
+const committedDir = join(repoRoot, 'packages', 'contracts', 'src', 'gen');
 const HOW_TO_FIX =
-  'the generated code under packages/common/src/gen is out of date: run npm run gen and commit';
+  'the generated code under packages/contracts/src/gen is out of date: run npm run gen and commit';
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true });

@@ -2,14 +2,9 @@
 // replaying or skipping a record, or says precisely why not.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import {
-  ConfigError,
-  KafkaAdapter,
-  loadConfig,
-  type OffsetSyncConfig,
-  OffsetSyncHealthClient,
-  parseDuration,
-} from '@offsetsync/common';
+import { ConfigError, OffsetSyncHealthClient } from '@offsetsync/contracts';
+import { KafkaAdapter } from '@offsetsync/kafka';
+import { loadConfig, type OffsetSyncConfig, parseDuration } from '@offsetsync/runtime';
 import { pino } from 'pino';
 import { type Command, type CommandIo, UsageError } from '../command.js';
 import { type CutoverVerdict, cutoverVerdict } from '../cutover/cutover-verdict.js';

@@ -1,5 +1,5 @@
 // `offsetsync collector|translator|committer|health --config <file>`: one service in this process.
-import { runServiceMain, type ServiceDefinition } from '@offsetsync/common';
+import { runServiceMain, type ServiceDefinition } from '@offsetsync/runtime';
 import { collectorService } from '@offsetsync/collector/service';
 import { committerService } from '@offsetsync/committer/service';
 import { healthService } from '@offsetsync/health/service';

@@ -6,7 +6,7 @@ import {
   ServiceRole,
   type GroupStatus,
   type LinkStatus,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 
 /** One link, as `--json` prints it. */
 export interface LinkRow {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GroupStatus, LinkState, LinkStatus, PartitionSyncState, ServiceRole } from '@offsetsync/common';
+import { GroupStatus, LinkState, LinkStatus, PartitionSyncState, ServiceRole } from '@offsetsync/contracts';
 import { dispatch } from '../dispatch.js';
 import { formatReport, groupRows, linkRow, parsePartitionState } from './status-format.js';
 import { statusCommand } from './status.js';

@@ -10,7 +10,7 @@ import {
   type GroupStatus,
   type ListGroupsResponse,
   type ListLinksResponse,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 import { type Command, UsageError } from '../command.js';
 import {
   HEALTH_CONNECTION_HELP,

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { GroupStatus, PartitionStatus, PartitionSyncState } from '@offsetsync/common';
+import { GroupStatus, PartitionStatus, PartitionSyncState } from '@offsetsync/contracts';
 import { describe, expect, it } from 'vitest';
 import { type CutoverInput, cutoverVerdict } from './cutover-verdict.js';
 

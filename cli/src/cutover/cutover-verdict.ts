@@ -1,12 +1,7 @@
 // Decides whether a consumer group can start on the target now: pure, from what the source cluster and the
 // health service report, so every reason `offsetsync cutover` gives is unit-tested.
-import {
-  type CommittedOffset,
-  type GroupDescription,
-  type GroupStatus,
-  type PartitionStatus,
-  PartitionSyncState,
-} from '@offsetsync/common';
+import { type GroupStatus, type PartitionStatus, PartitionSyncState } from '@offsetsync/contracts';
+import { type CommittedOffset, type GroupDescription } from '@offsetsync/kafka';
 
 /** Why a cutover is not safe yet. Stable codes for scripts; the message is for people. */
 export type CutoverBlockCode =

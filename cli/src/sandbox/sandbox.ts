@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import kafkajs, { type Admin, type Kafka as KafkaClient } from 'kafkajs';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
 import { stringify } from 'yaml';
-import { ApplyOutcome, ENV_PREFIX, Names, OffsetApplied } from '@offsetsync/common';
+import { ApplyOutcome, Names, OffsetApplied } from '@offsetsync/contracts';
+import { ENV_PREFIX } from '@offsetsync/runtime';
 import {
   ensureKafkaDistribution,
   freePort,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AnchorStatus, ErrorCodes, OffsetSyncError } from '@offsetsync/common';
-import type { PartitionBounds, TopicPartition } from '@offsetsync/common';
+import { AnchorStatus, ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import type { PartitionBounds, TopicPartition } from '@offsetsync/kafka';
 import { AnchorResolver, type AnchorRecordSource, type SourceRecord } from './anchor-resolver.js';
 
 /** One partition's log as offsets with what sits there: data the consumer sees, or not (control, aborted). */

@@ -5,14 +5,8 @@
 //   - next record: the first data record at or after c, when one exists (a caught-up consumer has none).
 // Lookups for many commits go out together (one ListOffsets and one Fetch per broker per round), and
 // results below the high watermark are cached: those records never change.
-import {
-  AnchorStatus,
-  TimestampType,
-  type Anchor,
-  type OffsetSyncError,
-  type PartitionBounds,
-  type TopicPartition,
-} from '@offsetsync/common';
+import { AnchorStatus, TimestampType, type Anchor, type OffsetSyncError } from '@offsetsync/contracts';
+import { type PartitionBounds, type TopicPartition } from '@offsetsync/kafka';
 
 /** A data record as the resolver needs it. */
 export interface SourceRecord {

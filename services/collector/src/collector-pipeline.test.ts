@@ -10,8 +10,8 @@ import {
   OffsetCommitted,
   OffsetDeleted,
   OffsetSyncError,
-  type StreamMessage,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { type StreamMessage } from '@offsetsync/jetstream';
 import { AnchorResolver, type AnchorRecordSource, type SourceRecord } from './anchor-resolver.js';
 import { createCommitFilter } from './commit-filter.js';
 import { CollectorPipeline, type RawOffsetsRecord } from './collector-pipeline.js';

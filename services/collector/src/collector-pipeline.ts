@@ -5,15 +5,14 @@
 import { context, SpanKind, trace, type Tracer } from '@opentelemetry/api';
 import { headers } from 'nats';
 import {
-  EVENT_TYPE_HEADER,
   AnchorStatus,
   ErrorCodes,
   injectTraceContext,
   isOffsetSyncError,
-  type Logger,
   type Names,
-  type StreamMessage,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { EVENT_TYPE_HEADER, type StreamMessage } from '@offsetsync/jetstream';
+import { type Logger } from '@offsetsync/runtime';
 import type { AnchorResolver } from './anchor-resolver.js';
 import { coalesce, type VersionedRecord } from './commit-coalescer.js';
 import type { CommitFilter, FilterVerdict } from './commit-filter.js';

@@ -1,15 +1,13 @@
 // The collector worker: reads the source cluster's offsets topic and publishes anchored events.
+import { isOffsetSyncError, Progress } from '@offsetsync/contracts';
+import { JetStreamPublisher, publishAll } from '@offsetsync/jetstream';
+import { KafkaAdapter } from '@offsetsync/kafka';
 import {
   ProblemBoard,
-  isOffsetSyncError,
-  KafkaAdapter,
-  Progress,
-  JetStreamPublisher,
-  publishAll,
   type HeartbeatState,
   type ServiceContext,
   type ServiceWorker,
-} from '@offsetsync/common';
+} from '@offsetsync/runtime';
 import { AnchorResolver } from './anchor-resolver.js';
 import { CollectorPipeline, type RawOffsetsRecord } from './collector-pipeline.js';
 import { createCommitFilter } from './commit-filter.js';

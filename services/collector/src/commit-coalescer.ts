@@ -1,6 +1,6 @@
 // Under load only the newest record per key matters: a group that commits ten times in a batch needs one
 // event. Pure.
-import type { Version } from '@offsetsync/common';
+import type { Version } from '@offsetsync/contracts';
 import type { GroupDeletedRecord, OffsetCommitRecord, OffsetDeletedRecord } from './offsets-topic-decoder.js';
 
 export type PassedRecord = OffsetCommitRecord | OffsetDeletedRecord | GroupDeletedRecord;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCommitMetadata } from '@offsetsync/common';
+import { formatCommitMetadata } from '@offsetsync/contracts';
 import { createCommitFilter } from './commit-filter.js';
 
 const defaults = {

@@ -1,5 +1,6 @@
 // Which commits the collector passes on. Compiled once from config; pure afterwards.
-import { parseCommitMetadata, type CollectorConfig } from '@offsetsync/common';
+import { parseCommitMetadata } from '@offsetsync/contracts';
+import { type CollectorConfig } from '@offsetsync/runtime';
 
 /** Why a commit was not passed on; each is counted in heartbeats and metrics. */
 export type FilterVerdict = 'pass' | 'own-group' | 'group-filtered' | 'topic-filtered' | 'offsetsync-commit';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { FetchAnswer, FetchRequest } from '@offsetsync/common';
+import type { FetchAnswer, FetchRequest } from '@offsetsync/kafka';
 import { KafkaRecordSource } from './kafka-record-source.js';
 
 function answer(request: FetchRequest, offsets: number[], nextOffset: number): FetchAnswer {

@@ -1,13 +1,13 @@
 // The anchor resolver's view of the source cluster, backed by the Kafka adapter: bounds from one
 // ListOffsets pair per broker, records from one Fetch per broker per round.
+import { type OffsetSyncError } from '@offsetsync/contracts';
 import {
   recordFingerprint,
   type FetchedRecord,
   type KafkaAdapter,
-  type OffsetSyncError,
   type PartitionBounds,
   type TopicPartition,
-} from '@offsetsync/common';
+} from '@offsetsync/kafka';
 import type { AnchorRecordSource, SourceRecord } from './anchor-resolver.js';
 
 /** Fetches that came back with only control or aborted records are continued this many times. */

@@ -1,5 +1,11 @@
 // Turns decoded offsets-topic records into the events the collector publishes. Pure.
-import { DeletionReason, OffsetCommitted, OffsetDeleted, type Names, type Version } from '@offsetsync/common';
+import {
+  DeletionReason,
+  OffsetCommitted,
+  OffsetDeleted,
+  type Names,
+  type Version,
+} from '@offsetsync/contracts';
 import type { AnchorResolution } from './anchor-resolver.js';
 import type { OffsetCommitRecord, OffsetDeletedRecord, GroupDeletedRecord } from './offsets-topic-decoder.js';
 

@@ -3,7 +3,8 @@
 // counts as done only after the pipeline returns (every event acknowledged by JetStream); kafkajs then
 // resolves and commits it. Read-committed isolation drops the offset commits of aborted transactions.
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { ErrorCodes, OffsetSyncError, type Logger } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import { type Logger } from '@offsetsync/runtime';
 import type { RawOffsetsRecord } from './collector-pipeline.js';
 
 export interface OffsetsTopicConsumerOptions {

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, KafkaWriter, OffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import { KafkaWriter } from '@offsetsync/kafka';
 import { decodeOffsetsTopicRecord, MAX_OFFSET_COMMIT_VALUE_VERSION } from './offsets-topic-decoder.js';
 import {
   encodeGroupMetadataKey,

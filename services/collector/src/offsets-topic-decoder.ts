@@ -5,7 +5,8 @@
 //
 // Layout: the key starts with an int16 record type (for offset commits also called the key version),
 // the value with an int16 value version. A null value is a tombstone.
-import { ErrorCodes, KafkaReader, OffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import { KafkaReader } from '@offsetsync/kafka';
 
 /** A committed offset (key types 0 and 1). */
 export interface OffsetCommitRecord {

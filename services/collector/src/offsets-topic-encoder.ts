@@ -1,6 +1,6 @@
 // Writes records in the `__consumer_offsets` format. The broker writes the real ones; this exists for
 // tests, fixtures and benchmarks that feed the collector through a topic of the same format.
-import { KafkaWriter } from '@offsetsync/common';
+import { KafkaWriter } from '@offsetsync/kafka';
 import { MAX_OFFSET_COMMIT_VALUE_VERSION } from './offsets-topic-decoder.js';
 
 export interface OffsetCommitFields {

@@ -1,5 +1,5 @@
 // The collector as a service definition: what `offsetsync collector` and the package's own main run.
-import type { ServiceDefinition } from '@offsetsync/common';
+import type { ServiceDefinition } from '@offsetsync/runtime';
 import { Collector } from './collector.js';
 
 export const collectorService: ServiceDefinition = {

@@ -7,7 +7,7 @@ import {
   type Names,
   type OffsetTranslated,
   type Version,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 
 /** What happened to one translation: applied, or the reason it was skipped. */
 export type AppliedOutcomeName =

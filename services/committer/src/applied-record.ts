@@ -1,6 +1,6 @@
 // What the committer remembers per link and group partition in the applied-versions KV bucket, and its
 // JSON encoding. Pure.
-import { ErrorCodes, OffsetSyncError, type Version } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError, type Version } from '@offsetsync/contracts';
 
 /**
  * The state of one (source, target, group, topic, partition) on the target, as the committers agree on

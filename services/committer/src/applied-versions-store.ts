@@ -1,13 +1,7 @@
 // The applied-versions KV bucket, read and written with compare-and-set so that any number of committer
 // instances agree on the newest version per key.
-import {
-  ErrorCodes,
-  isOffsetSyncError,
-  JetStreamApiError,
-  OffsetSyncError,
-  WRONG_LAST_SEQUENCE,
-  type JetStreamPublisher,
-} from '@offsetsync/common';
+import { ErrorCodes, isOffsetSyncError, OffsetSyncError } from '@offsetsync/contracts';
+import { JetStreamApiError, WRONG_LAST_SEQUENCE, type JetStreamPublisher } from '@offsetsync/jetstream';
 import { headers } from 'nats';
 import { decodeAppliedRecord, encodeAppliedRecord, type AppliedRecord } from './applied-record.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { formatCommitMetadata, type Version } from '@offsetsync/common';
+import { formatCommitMetadata, type Version } from '@offsetsync/contracts';
 import type { AppliedRecord } from './applied-record.js';
 import {
   compareVersions,

@@ -1,7 +1,7 @@
 // Whether one translated offset may be committed on the target: the version check (invariant 2) and the
 // target-ownership rule (invariant 3). Pure: the caller reads the KV record and the target's committed
 // offset, and writes back what the decision says with compare-and-set.
-import { parseCommitMetadata, type Version } from '@offsetsync/common';
+import { parseCommitMetadata, type Version } from '@offsetsync/contracts';
 import type { AppliedRecord } from './applied-record.js';
 import { EMPTY_RECORD } from './applied-record.js';
 

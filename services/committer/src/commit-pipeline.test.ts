@@ -8,7 +8,6 @@ import {
   ApplyOutcome,
   ErrorCodes,
   formatCommitMetadata,
-  GROUP_ACTIVE,
   Names,
   OffsetApplied,
   OffsetSyncError,
@@ -16,12 +15,10 @@ import {
   parseCommitMetadata,
   SkipReason,
   TranslationOutcome,
-  type CommitAnswer,
-  type CommitEntry,
-  type CommittedOffset,
-  type StreamMessage,
   type Version,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { type StreamMessage } from '@offsetsync/jetstream';
+import { GROUP_ACTIVE, type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
 import { ActiveGroups } from './active-groups.js';
 import type { AppliedRecord } from './applied-record.js';
 import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';

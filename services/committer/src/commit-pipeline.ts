@@ -10,7 +10,6 @@
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { headers, type MsgHdrs } from 'nats';
 import {
-  EVENT_TYPE_HEADER,
   ErrorCodes,
   extractTraceContext,
   formatCommitMetadata,
@@ -21,14 +20,12 @@ import {
   OffsetTranslated,
   parseCommitMetadata,
   TranslationOutcome,
-  type CommitAnswer,
-  type CommitEntry,
-  type CommittedOffset,
-  type Logger,
   type Names,
-  type StreamMessage,
   type Version,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { EVENT_TYPE_HEADER, type StreamMessage } from '@offsetsync/jetstream';
+import { type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
+import { type Logger } from '@offsetsync/runtime';
 import type { ActiveGroups } from './active-groups.js';
 import {
   appliedEvent,

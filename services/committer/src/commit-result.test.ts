@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, GROUP_ACTIVE, OffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import { GROUP_ACTIVE } from '@offsetsync/kafka';
 import { classifyCommitError, classifyFailure, failureDetail } from './commit-result.js';
 
 describe('commit results', () => {

@@ -1,6 +1,7 @@
 // What a failed Kafka call means for the events it carried: wait for the group to become empty, retry
 // later, or report the failure and move on. Pure.
-import { ErrorCodes, GROUP_ACTIVE, isOffsetSyncError, type OffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, isOffsetSyncError, type OffsetSyncError } from '@offsetsync/contracts';
+import { GROUP_ACTIVE } from '@offsetsync/kafka';
 
 export type CommitResult =
   /** The target stored the offset. */

@@ -1,25 +1,29 @@
 // The committer worker: for each link whose target it serves, a durable pull consumer of translated
 // offsets whose batches go through the commit pipeline; one Kafka adapter for the target cluster.
 import {
-  ProblemBoard,
-  EVENT_TYPE_HEADER,
-  BatchConsumer,
   ErrorCodes,
   isOffsetSyncError,
-  JetStreamPublisher,
-  KafkaAdapter,
   OffsetCommitted,
   Progress,
+  type GroupPartition,
+  type Names,
+} from '@offsetsync/contracts';
+import {
+  EVENT_TYPE_HEADER,
+  BatchConsumer,
+  JetStreamPublisher,
   provisionDurableConsumer,
   provisionKvBucket,
   publishAll,
+} from '@offsetsync/jetstream';
+import { KafkaAdapter } from '@offsetsync/kafka';
+import {
+  ProblemBoard,
   type CommitterConfig,
-  type GroupPartition,
   type HeartbeatState,
-  type Names,
   type ServiceContext,
   type ServiceWorker,
-} from '@offsetsync/common';
+} from '@offsetsync/runtime';
 import type { JetStreamManager, JsMsg } from 'nats';
 import { ActiveGroups } from './active-groups.js';
 import { KvAppliedVersionsStore } from './applied-versions-store.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OffsetSyncError, ErrorCodes } from '@offsetsync/common';
+import { OffsetSyncError, ErrorCodes } from '@offsetsync/contracts';
 import { VersionCache } from './version-cache.js';
 
 const entry = (revision: number) => ({ record: undefined, revision });

@@ -12,15 +12,15 @@ import {
 import {
   ApplyOutcome,
   DeletionReason,
-  EVENT_TYPE_HEADER,
   Heartbeat,
   OffsetApplied,
   OffsetCommitted,
   OffsetDeleted,
   OffsetTranslated,
-  type Logger,
   type Names,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { EVENT_TYPE_HEADER } from '@offsetsync/jetstream';
+import { type Logger } from '@offsetsync/runtime';
 import type { HealthEvent } from './health-state.js';
 
 const DELETION_WORDS: Record<number, string> = {

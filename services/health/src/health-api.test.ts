@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ListGroupsRequest, PartitionSyncState } from '@offsetsync/common';
+import { ListGroupsRequest, PartitionSyncState } from '@offsetsync/contracts';
 import { listGroups } from './health-api.js';
 import { HealthState } from './health-state.js';
 

@@ -10,7 +10,6 @@ import { ReflectionService } from '@grpc/reflection';
 import {
   ErrorCodes,
   HealthService,
-  healthServer,
   isOffsetSyncError,
   ListGroupsResponse,
   ListLinksResponse,
@@ -19,12 +18,12 @@ import {
   PartitionSyncState,
   type GetGroupRequest,
   type GroupStatus,
-  type HealthStatusBoard,
   type LinkStatus,
   type ListGroupsRequest,
   type OffsetSyncHealthServer,
   type WatchLinksRequest,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { healthServer, type HealthStatusBoard } from '@offsetsync/runtime';
 import type { HealthState } from './health-state.js';
 import { worstState } from './link-names.js';
 import { decodePageToken, encodePageToken, type PageFilters } from './page-token.js';

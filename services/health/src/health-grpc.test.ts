@@ -4,16 +4,14 @@ import type { Server } from '@grpc/grpc-js';
 import { credentials, loadPackageDefinition, type Client, type ClientDuplexStream } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { HealthClient, type HealthCheckResponse, type LinkStatus } from '@offsetsync/contracts';
 import {
   bindServer,
-  HealthClient,
   HealthStatusBoard,
   serverCredentials,
   ServingStatus,
   shutdownServer,
-  type HealthCheckResponse,
-  type LinkStatus,
-} from '@offsetsync/common';
+} from '@offsetsync/runtime';
 import { createHealthGrpcServer, protoDirectory } from './health-api.js';
 import { HealthState } from './health-state.js';
 

@@ -9,7 +9,7 @@ import {
   PartitionSyncState,
   ServiceRole,
   type Problem,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 import {
   correlateLink,
   type InstanceSighting,

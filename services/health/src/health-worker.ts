@@ -1,12 +1,12 @@
 // The health service's worker: replays the streams into HealthState, re-evaluates every link on a short
 // tick, publishes link statuses to grpc.health.v1 and WatchLinks, and serves the gRPC API.
 import type { Server } from '@grpc/grpc-js';
-import type { LinkStatus } from '@offsetsync/common';
+import type { LinkStatus } from '@offsetsync/contracts';
+import { Progress } from '@offsetsync/contracts';
 import {
   bindServer,
   HealthStatusBoard,
   OffsetSyncConfigSchema,
-  Progress,
   serverCredentials,
   ServingStatus,
   shutdownServer,
@@ -14,7 +14,7 @@ import {
   type HeartbeatState,
   type ServiceContext,
   type ServiceWorker,
-} from '@offsetsync/common';
+} from '@offsetsync/runtime';
 import { EventFeed } from './event-feed.js';
 import { createHealthGrpcServer, type HealthView } from './health-api.js';
 import { HealthState } from './health-state.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { LinkState, ServiceRole } from '@offsetsync/common';
+import { LinkState, ServiceRole } from '@offsetsync/contracts';
 import { correlateLink, type InstanceSighting, type LinkFlow } from './link-correlation.js';
 
 const LINK = { source: 'a', target: 'b' };

@@ -1,6 +1,6 @@
 // The state of one source -> target link as a pure function of the instances heard from, the flow of
 // events on the link and the clock. No I/O: the health service feeds it and publishes the answer.
-import { LinkState, ServiceRole } from '@offsetsync/common';
+import { LinkState, ServiceRole } from '@offsetsync/contracts';
 
 /** One instance as its latest heartbeat describes it. */
 export interface InstanceSighting {

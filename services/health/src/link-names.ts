@@ -1,5 +1,5 @@
 // Names under which links appear in grpc.health.v1, and which link states count as serving. Pure.
-import { LinkState } from '@offsetsync/common';
+import { LinkState } from '@offsetsync/contracts';
 
 /** The grpc.health.v1 service name of one link: `offsetsync.link/<source>/<target>`. */
 export function linkServiceName(source: string, target: string): string {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, isOffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, isOffsetSyncError } from '@offsetsync/contracts';
 import { comparePositions, decodePageToken, encodePageToken } from './page-token.js';
 
 const filters = fc.record({

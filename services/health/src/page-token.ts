@@ -1,7 +1,7 @@
 // Page tokens of ListGroups: where the previous page ended and which filters it was listed with, as an
 // opaque base64url string. Pure; a token that does not decode, or belongs to other filters, is rejected.
 import { createHash } from 'node:crypto';
-import { ErrorCodes, OffsetSyncError } from '@offsetsync/common';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 
 /** The last group of a page, in listing order (source, target, group). */
 export interface PagePosition {

@@ -7,7 +7,7 @@ import {
   SkipReason,
   TranslationOutcome,
   type Version,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 import {
   derivePartition,
   withApplied,

@@ -8,7 +8,7 @@ import {
   SkipReason,
   TranslationOutcome,
   type Version,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
 
 /** The newest commit of a partition on the source (from OffsetCommitted). */
 export interface CommittedFact {

@@ -1,5 +1,5 @@
 // The health service as a service definition: what `offsetsync health` and the package's own main run.
-import type { ServiceDefinition } from '@offsetsync/common';
+import type { ServiceDefinition } from '@offsetsync/runtime';
 import { HealthWorker } from './health-worker.js';
 
 export const healthService: ServiceDefinition = {

@@ -6,15 +6,9 @@
 //      monotonic, which defeats the timestamp lookup;
 //   2. timestamp: ListOffsets for the first offset with timestamp >= T (kept -1 means: not arrived),
 //      then a bounded forward scan.
-import type {
-  Anchor,
-  FetchAnswer,
-  FetchedRecord,
-  KafkaAdapter,
-  OffsetSyncError,
-  TopicPartition,
-} from '@offsetsync/common';
-import { recordFingerprint } from '@offsetsync/common';
+import type { Anchor, OffsetSyncError } from '@offsetsync/contracts';
+import type { FetchAnswer, FetchedRecord, KafkaAdapter, TopicPartition } from '@offsetsync/kafka';
+import { recordFingerprint } from '@offsetsync/kafka';
 import type { Location, TargetBounds } from './translation-plan.js';
 
 export interface LocateRequest {

@@ -1,5 +1,5 @@
 // The translator as a service definition: what `offsetsync translator` and the package's own main run.
-import type { ServiceDefinition } from '@offsetsync/common';
+import type { ServiceDefinition } from '@offsetsync/runtime';
 import { Translator } from './translator.js';
 
 export const translatorService: ServiceDefinition = {

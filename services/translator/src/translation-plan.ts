@@ -12,8 +12,8 @@ import {
   TranslationOutcome,
   type Anchor,
   type OffsetCommitted,
-  type PartitionBounds,
-} from '@offsetsync/common';
+} from '@offsetsync/contracts';
+import { type PartitionBounds } from '@offsetsync/kafka';
 
 /** Where one anchor's counterpart is on the target, as far as the locator could tell. */
 export type Location =

@@ -6,18 +6,20 @@ import { describe, expect, it } from 'vitest';
 import {
   AnchorStatus,
   OffsetCommitted,
-  recordFingerprint,
   RefusalReason,
   TimestampType,
   TranslationMethod,
   TranslationOutcome,
+} from '@offsetsync/contracts';
+import {
+  recordFingerprint,
   type FetchAnswer,
   type FetchedRecord,
   type KafkaAdapter,
   type OffsetAnswer,
   type PartitionBounds,
   type TopicPartition,
-} from '@offsetsync/common';
+} from '@offsetsync/kafka';
 import { AnchorLocator } from './anchor-locator.js';
 import { decide, type Location } from './translation-plan.js';
 

@@ -4,25 +4,28 @@
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { headers, type JsMsg } from 'nats';
 import {
-  toOffsetSyncError,
-  ProblemBoard,
-  EVENT_TYPE_HEADER,
-  BatchConsumer,
   extractTraceContext,
   injectTraceContext,
-  KafkaAdapter,
   OffsetCommitted,
   OffsetTranslated,
   Progress,
+  TranslationOutcome,
+} from '@offsetsync/contracts';
+import {
+  EVENT_TYPE_HEADER,
+  BatchConsumer,
   provisionDurableConsumer,
   JetStreamPublisher,
   publishAll,
-  TranslationOutcome,
+  type StreamMessage,
+} from '@offsetsync/jetstream';
+import { toOffsetSyncError, KafkaAdapter } from '@offsetsync/kafka';
+import {
+  ProblemBoard,
   type HeartbeatState,
   type ServiceContext,
   type ServiceWorker,
-  type StreamMessage,
-} from '@offsetsync/common';
+} from '@offsetsync/runtime';
 import { AnchorLocator, partitionKey, type LocateRequest } from './anchor-locator.js';
 import { DeltaMemory } from './delta-memory.js';
 import { decide, decideWithoutTarget, type Location, type Translation } from './translation-plan.js';

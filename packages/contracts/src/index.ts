@@ -1,0 +1,65 @@
+// The public surface of @offsetsync/contracts. Explicit named exports only: what is not listed here is
+// internal to the package.
+
+export {
+  ConfigError,
+  ErrorCodes,
+  errorCode,
+  isOffsetSyncError,
+  isRetryable,
+  OffsetSyncError,
+  type ConfigProblem,
+  type ErrorCode,
+  type OffsetSyncErrorOptions,
+} from './errors.js';
+export { extractTraceContext, injectTraceContext, traceIdOf, withSpanFromHeaders } from './trace-context.js';
+export {
+  HealthCheckRequest,
+  HealthCheckResponse,
+  HealthCheckResponse_ServingStatus,
+  HealthClient,
+  HealthService,
+  type HealthServer,
+} from './gen/grpc/health/v1/health.js';
+export {
+  GetGroupRequest,
+  GroupStatus,
+  InstanceInfo,
+  LinkState,
+  linkStateToJSON,
+  LinkStatus,
+  ListGroupsRequest,
+  ListGroupsResponse,
+  ListLinksRequest,
+  ListLinksResponse,
+  OffsetSyncHealthClient,
+  OffsetSyncHealthService,
+  PartitionStatus,
+  PartitionSyncState,
+  partitionSyncStateToJSON,
+  WatchLinksRequest,
+  type OffsetSyncHealthServer,
+} from './gen/offsetsync/v1/health_service.js';
+export { decodeSubjectToken, encodeSubjectToken } from './subject-token.js';
+export { Names, type GroupPartition } from './subjects.js';
+export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './commit-mark.js';
+export {
+  Anchor,
+  AnchorStatus,
+  ApplyOutcome,
+  DeletionReason,
+  Heartbeat,
+  OffsetApplied,
+  OffsetCommitted,
+  OffsetDeleted,
+  OffsetTranslated,
+  Problem,
+  Progress,
+  RefusalReason,
+  ServiceRole,
+  SkipReason,
+  TimestampType,
+  TranslationMethod,
+  TranslationOutcome,
+  Version,
+} from './gen/offsetsync/v1/events.js';

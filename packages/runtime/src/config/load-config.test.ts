@@ -1,0 +1,335 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, ErrorCodes, type ConfigProblem } from '@offsetsync/contracts';
+import { loadConfig, type LoadConfigOptions } from './load-config.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'offsetsync-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCounter = 0;
+function writeConfig(text: string): string {
+  fileCounter += 1;
+  const file = join(dir, `config-${fileCounter}.yaml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+function problemsOf(options: LoadConfigOptions): ConfigProblem[] {
+  try {
+    loadConfig(options);
+  } catch (e: unknown) {
+    if (e instanceof ConfigError) return [...e.problems];
+    throw e;
+  }
+  throw new Error('expected loadConfig to fail');
+}
+
+const VALID_YAML = `
+clusters:
+  source:
+    bootstrapServers: [127.0.0.1:9092]
+  target-a:
+    bootstrapServers: [127.0.0.1:9093]
+    sasl: { mechanism: scram-sha-512, username: sync, password: s3cret }
+links:
+  - { source: source, target: target-a }
+collector:
+  cluster: source
+  coalesceWindowMs: 250ms
+translator:
+  target: target-a
+committer:
+  target: target-a
+`;
+
+describe('loadConfig', () => {
+  it('loads an empty environment with every default', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.instance.id).toBe(`${hostname()}-${process.pid}`);
+    expect(config.nats).toEqual({
+      servers: ['nats://127.0.0.1:4222'],
+      streamReplicas: 1,
+      subjectPrefix: 'osync',
+      connectTimeoutMs: 5_000,
+      reconnectWaitMs: 1_000,
+    });
+    expect(config.heartbeat.intervalMs).toBe(2_000);
+    expect(config.telemetry).toEqual({
+      serviceNamespace: 'offsetsync',
+      prometheus: { enabled: true, host: '0.0.0.0', port: 9464 },
+    });
+    expect(config.logging).toEqual({ level: 'info', pretty: false });
+    expect(config.collector).toBeUndefined();
+  });
+
+  it('reads the YAML file and fills section defaults', () => {
+    const config = loadConfig({ file: writeConfig(VALID_YAML), env: {} });
+    expect(config.clusters['target-a']).toMatchObject({
+      bootstrapServers: ['127.0.0.1:9093'],
+      connectionTimeoutMs: 10_000,
+      requestTimeoutMs: 30_000,
+    });
+    expect(config.collector).toEqual({
+      cluster: 'source',
+      offsetsTopic: '__consumer_offsets',
+      consumerGroup: 'offsetsync-collector-source',
+      groups: { include: ['.*'], exclude: ['^offsetsync-'] },
+      topics: { include: ['.*'], exclude: ['^__'] },
+      coalesceWindowMs: 250,
+      sessionTimeoutMs: 30_000,
+      publishBatchSize: 500,
+      anchorCacheSize: 100_000,
+    });
+    expect(config.translator).toMatchObject({
+      target: 'target-a',
+      pendingRetryMinMs: 200,
+      pendingFallbackAfterMs: 0,
+    });
+    expect(config.committer).toEqual({
+      target: 'target-a',
+      batchMaxWaitMs: 20,
+      activeGroupRetryMs: 30_000,
+      groupConnections: 32,
+      maxBatch: 500,
+      ackWaitMs: 30_000,
+      retryBackoffMinMs: 1_000,
+      retryBackoffMaxMs: 30_000,
+    });
+  });
+
+  it('finds the file through OFFSETSYNC_CONFIG', () => {
+    const config = loadConfig({ env: { OFFSETSYNC_CONFIG: writeConfig(VALID_YAML) } });
+    expect(config.links).toEqual([{ source: 'source', target: 'target-a' }]);
+  });
+
+  it('lets the environment beat the file, and overrides beat both', () => {
+    const file = writeConfig(
+      `${VALID_YAML}\nnats:\n  servers: [nats://file:4222]\n  subjectPrefix: fromfile\n`,
+    );
+    const config = loadConfig({
+      file,
+      env: {
+        OFFSETSYNC_COLLECTOR__COALESCE_WINDOW_MS: '50ms',
+        OFFSETSYNC_NATS__SERVERS: 'nats://a:4222,nats://b:4222',
+        OFFSETSYNC_NATS__SUBJECT_PREFIX: 'fromenv',
+        OFFSETSYNC_CLUSTERS__SOURCE__BOOTSTRAP_SERVERS: '10.0.0.1:9092',
+        OFFSETSYNC_CLUSTERS__TARGET_A__TLS__ENABLED: 'true',
+        OFFSETSYNC_TELEMETRY__PROMETHEUS__PORT: '0',
+      },
+      overrides: { nats: { subjectPrefix: 'fromtest' } },
+    });
+    expect(config.collector?.coalesceWindowMs).toBe(50);
+    expect(config.nats.servers).toEqual(['nats://a:4222', 'nats://b:4222']);
+    expect(config.nats.subjectPrefix).toBe('fromtest');
+    expect(config.clusters.source?.bootstrapServers).toEqual(['10.0.0.1:9092']);
+    expect(config.clusters['target-a']?.tls).toEqual({ enabled: true, rejectUnauthorized: true });
+    expect(config.telemetry.prometheus.port).toBe(0);
+  });
+
+  it('builds a whole configuration from the environment alone', () => {
+    const config = loadConfig({
+      env: {
+        OFFSETSYNC_CLUSTERS__SRC__BOOTSTRAP_SERVERS: '127.0.0.1:9092',
+        OFFSETSYNC_CLUSTERS__DST__BOOTSTRAP_SERVERS: '127.0.0.1:9093',
+        OFFSETSYNC_LINKS: '[{"source":"src","target":"dst"}]',
+        OFFSETSYNC_COMMITTER__TARGET: 'dst',
+        OFFSETSYNC_INSTANCE__ID: 'committer-0',
+      },
+    });
+    expect(config.committer?.target).toBe('dst');
+    expect(config.instance.id).toBe('committer-0');
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf({
+      file: writeConfig(`
+clusters:
+  source: { bootstrapServers: [localhost] }
+links: [{ source: source, target: nowhere }]
+nats: { streamReplicas: 2, surprise: true }
+collector: { cluster: source, coalesceWindowMs: 10s }
+`),
+      env: { OFFSETSYNC_LOGGING__LEVEL: 'loud' },
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        {
+          path: 'clusters.source.bootstrapServers.0',
+          message: 'must be host:port with a port from 1 to 65535',
+        },
+        { path: 'links.0.target', message: expect.stringMatching(/unknown cluster "nowhere"/) as string },
+        { path: 'nats.streamReplicas', message: expect.stringMatching(/expected one of 1\|3/) as string },
+        { path: 'nats.surprise', message: 'unknown setting' },
+        { path: 'collector.coalesceWindowMs', message: 'must be at most 5s, got 10s' },
+        {
+          path: 'logging.level',
+          message: expect.stringMatching(/\(from OFFSETSYNC_LOGGING__LEVEL\)$/) as string,
+        },
+      ]),
+    );
+    expect(problems).toHaveLength(6);
+  });
+
+  it('throws one ConfigError whose message lists each problem', () => {
+    try {
+      loadConfig({
+        env: {},
+        overrides: { nats: { servers: [] }, heartbeat: { intervalMs: 'often' }, extra: 1 },
+      });
+      expect.unreachable();
+    } catch (e: unknown) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const error = e as ConfigError;
+      expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+      expect(error.problems.map((p) => p.path)).toEqual(['nats.servers', 'heartbeat.intervalMs', 'extra']);
+      expect(error.message.split('\n')).toHaveLength(4);
+    }
+  });
+
+  it('rejects unknown keys, with their path', () => {
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        clusters: { src: { bootstrapServers: ['h:1'], bootstrap: 'typo' } },
+        logging: { colour: true },
+      },
+    });
+    expect(problems).toEqual([
+      { path: 'clusters.src.bootstrap', message: 'unknown setting' },
+      { path: 'logging.colour', message: 'unknown setting' },
+    ]);
+  });
+
+  it('rejects unknown OFFSETSYNC_ variables instead of ignoring them', () => {
+    const problems = problemsOf({ env: { OFFSETSYNC_NATS__SERVER: 'nats://x:4222', OFFSETSYNC_CONFIG: '' } });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.path).toBe('env:OFFSETSYNC_NATS__SERVER');
+    expect(problems[0]?.message).toMatch(/unknown setting SERVER under nats/);
+  });
+
+  it('reports unparseable environment values with the variable name', () => {
+    const problems = problemsOf({ env: { OFFSETSYNC_TELEMETRY__PROMETHEUS__ENABLED: 'yes' } });
+    expect(problems).toEqual([
+      {
+        path: 'telemetry.prometheus.enabled',
+        message: 'expected true or false, got "yes" (from OFFSETSYNC_TELEMETRY__PROMETHEUS__ENABLED)',
+      },
+    ]);
+  });
+
+  it('accepts durations as strings or milliseconds and rejects others', () => {
+    const config = loadConfig({
+      env: { OFFSETSYNC_HEARTBEAT__INTERVAL_MS: '1500' },
+      overrides: { nats: { connectTimeoutMs: '2m', reconnectWaitMs: 0 } },
+    });
+    expect(config.heartbeat.intervalMs).toBe(1_500);
+    expect(config.nats.connectTimeoutMs).toBe(120_000);
+    expect(config.nats.reconnectWaitMs).toBe(0);
+
+    const problems = problemsOf({
+      env: {},
+      overrides: { nats: { connectTimeoutMs: '5 seconds', reconnectWaitMs: -5 } },
+    });
+    expect(problems.map((p) => p.path)).toEqual(['nats.connectTimeoutMs', 'nats.reconnectWaitMs']);
+  });
+
+  it('reports regular expressions that do not compile, with their path', () => {
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        clusters: { src: { bootstrapServers: ['h:1'] } },
+        collector: {
+          cluster: 'src',
+          groups: { include: ['^ok$', '(unclosed'] },
+          topics: { exclude: ['[z-a]'] },
+        },
+      },
+    });
+    expect(problems.map((p) => p.path)).toEqual(['collector.groups.include.1', 'collector.topics.exclude.0']);
+    expect(problems[0]?.message).toMatch(/Invalid regular expression/);
+  });
+
+  it('checks that sections and links name known clusters', () => {
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        clusters: { src: { bootstrapServers: ['h:1'] }, dst: { bootstrapServers: ['h:2'] } },
+        links: [
+          { source: 'src', target: 'dst' },
+          { source: 'src', target: 'dst' },
+          { source: 'dst', target: 'dst' },
+          { source: 'ghost', target: 'dst' },
+        ],
+        collector: { cluster: 'elsewhere' },
+        translator: { target: 'src', pendingRetryMinMs: '20s', pendingRetryMaxMs: '1s' },
+        committer: { target: 'phantom', retryBackoffMinMs: '1m', retryBackoffMaxMs: '5s' },
+      },
+    });
+    expect(problems.map((p) => p.path)).toEqual([
+      'links.1',
+      'links.2',
+      'links.3.source',
+      'collector.cluster',
+      'translator.target',
+      'committer.target',
+      'translator.pendingRetryMinMs',
+      'committer.retryBackoffMinMs',
+    ]);
+    expect(problems.find((p) => p.path === 'translator.target')?.message).toBe(
+      'cluster "src" is not the target of any link',
+    );
+    expect(problems.find((p) => p.path === 'links.1')?.message).toMatch(/duplicate of links.0/);
+  });
+
+  it('rejects invalid cluster aliases', () => {
+    const problems = problemsOf({
+      env: {},
+      overrides: { clusters: { Prod_EU: { bootstrapServers: ['h:1'] } } },
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.path).toBe('clusters.Prod_EU');
+    expect(problems[0]?.message).toMatch(/invalid key "Prod_EU"/);
+  });
+
+  it('reports YAML syntax errors with line and column', () => {
+    const file = writeConfig('nats:\n  servers: [nats://a:4222\nlogging: {}\n');
+    const problems = problemsOf({ file, env: {} });
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]?.path).toMatch(
+      new RegExp(`^file:${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:\\d+$`),
+    );
+    expect(problems[0]?.message).toMatch(/^YAML syntax error: /);
+  });
+
+  it('reports duplicate YAML keys, a missing file and a non-mapping document', () => {
+    expect(problemsOf({ file: writeConfig('logging: {}\nlogging: {}\n'), env: {} })[0]?.message).toMatch(
+      /YAML/,
+    );
+    expect(problemsOf({ file: join(dir, 'missing.yaml'), env: {} })[0]?.message).toMatch(/cannot read/);
+    expect(problemsOf({ file: writeConfig('- a\n- b\n'), env: {} })[0]?.message).toMatch(
+      /mapping at the top level/,
+    );
+  });
+
+  it('applies an override to one place of a YAML alias only', () => {
+    const file = writeConfig(`
+clusters:
+  src: &common { bootstrapServers: ['h:1'] }
+  dst: *common
+`);
+    const config = loadConfig({ file, env: { OFFSETSYNC_CLUSTERS__DST__BOOTSTRAP_SERVERS: 'h:2' } });
+    expect(config.clusters.src?.bootstrapServers).toEqual(['h:1']);
+    expect(config.clusters.dst?.bootstrapServers).toEqual(['h:2']);
+  });
+
+  it('treats an empty file as all defaults', () => {
+    expect(loadConfig({ file: writeConfig(''), env: {} }).logging.level).toBe('info');
+  });
+
+  it('says "required" for a missing field', () => {
+    const problems = problemsOf({ env: {}, overrides: { committer: {} } });
+    expect(problems).toEqual([{ path: 'committer.target', message: 'required' }]);
+  });
+});

@@ -26,8 +26,14 @@ export const ErrorCodes = {
   UNKNOWN_RECORD: 'UNKNOWN_RECORD',
   /** An offset cannot be translated and guessing would be unsafe (for example a LogAppendTime target). */
   TRANSLATION_REFUSED: 'TRANSLATION_REFUSED',
-  /** The target cluster refused a commit (for example because the group has live members). */
+  /** The target cluster refused a commit (for a reason other than live members: see GROUP_ACTIVE). */
   COMMIT_REFUSED: 'COMMIT_REFUSED',
+  /** The group has live members, so the broker refuses a commit from outside the group. Not retryable as such. */
+  GROUP_ACTIVE: 'GROUP_ACTIVE',
+  /** The topic does not exist on the cluster (yet). */
+  TOPIC_MISSING: 'TOPIC_MISSING',
+  /** The topic exists but has no partition of that number. */
+  PARTITION_MISSING: 'PARTITION_MISSING',
   /** An operation did not finish within its deadline. */
   TIMEOUT: 'TIMEOUT',
   /** A service start or stop went wrong (for example the stop grace period elapsed). */

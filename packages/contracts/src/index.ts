@@ -12,6 +12,27 @@ export {
   type ErrorCode,
   type OffsetSyncErrorOptions,
 } from './errors.js';
+export {
+  decodeEvent,
+  encodeEvent,
+  EVENT_TYPE_HEADER,
+  type DecodeFailureReason,
+  type DecodeOptions,
+  type DecodeResult,
+  type EncodedEvent,
+  type EventAddress,
+  type EventOf,
+  type EventType,
+  type OffsetSyncEvent,
+  type ReceivedMessage,
+} from './envelope.js';
+export {
+  appliedMessageId,
+  committedMessageId,
+  translatedMessageId,
+  type TranslationAttempt,
+} from './message-ids.js';
+export { compareVersions, formatVersion } from './version-order.js';
 export { extractTraceContext, injectTraceContext, traceIdOf, withSpanFromHeaders } from './trace-context.js';
 export {
   HealthCheckRequest,
@@ -41,7 +62,7 @@ export {
   type OffsetSyncHealthServer,
 } from './gen/offsetsync/v1/health_service.js';
 export { decodeSubjectToken, encodeSubjectToken } from './subject-token.js';
-export { Names, type GroupPartition } from './subjects.js';
+export { Names, type GroupPartition, type RoleToken } from './subjects.js';
 export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './commit-mark.js';
 export {
   Anchor,

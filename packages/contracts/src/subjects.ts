@@ -1,3 +1,4 @@
+import { ServiceRole } from './gen/offsetsync/v1/events.js';
 import { encodeSubjectToken as token } from './subject-token.js';
 
 /** One committed position's identity within a source cluster: a consumer group's topic partition. */
@@ -59,8 +60,9 @@ export class Names {
     return linkFilter(`${this.prefix}.applied`, source, target);
   }
 
-  heartbeat(role: string, instance: string): string {
-    return `${this.prefix}.heartbeat.${token(role)}.${token(instance)}`;
+  heartbeat(role: ServiceRole | RoleToken, instance: string): string {
+    const roleToken = typeof role === 'string' ? role : ROLE_TOKENS[role];
+    return `${this.prefix}.heartbeat.${token(roleToken)}.${token(instance)}`;
   }
 
   heartbeatFilter(): string {
@@ -85,6 +87,18 @@ export class Names {
     return `${token(source)}.${token(target)}.${partitionTokens(key)}`;
   }
 }
+
+/** The subject token of each service role in heartbeat subjects. */
+const ROLE_TOKENS = {
+  [ServiceRole.SERVICE_ROLE_UNSPECIFIED]: 'unspecified',
+  [ServiceRole.SERVICE_ROLE_COLLECTOR]: 'collector',
+  [ServiceRole.SERVICE_ROLE_TRANSLATOR]: 'translator',
+  [ServiceRole.SERVICE_ROLE_COMMITTER]: 'committer',
+  [ServiceRole.SERVICE_ROLE_HEALTH]: 'health',
+  [ServiceRole.UNRECOGNIZED]: 'unrecognized',
+} as const satisfies Record<ServiceRole, string>;
+
+export type RoleToken = (typeof ROLE_TOKENS)[ServiceRole];
 
 function partitionTokens(key: GroupPartition): string {
   if (!Number.isInteger(key.partition) || key.partition < 0) {

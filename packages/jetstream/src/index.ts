@@ -12,7 +12,7 @@ export {
   type StreamSpec,
 } from './provisioning.js';
 export { BatchConsumer, type BatchConsumerOptions } from './batch-consumer.js';
-export { EVENT_TYPE_HEADER, publishAll, type StreamMessage } from './publish-all.js';
+export { publishAll, type StreamMessage } from './publish-all.js';
 export {
   JetStreamApiError,
   JetStreamPublisher,

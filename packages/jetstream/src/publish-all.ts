@@ -2,9 +2,6 @@ import type { MsgHdrs } from 'nats';
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import type { JetStreamPublisher, PublishAck } from './jetstream-publisher.js';
 
-/** Header naming the event type (the protobuf message) of every offsetsync stream message. */
-export const EVENT_TYPE_HEADER = 'Offsetsync-Event';
-
 /** One message for a JetStream stream. */
 export interface StreamMessage {
   subject: string;

@@ -10,8 +10,9 @@ import {
   injectTraceContext,
   isOffsetSyncError,
   type Names,
+  EVENT_TYPE_HEADER,
 } from '@offsetsync/contracts';
-import { EVENT_TYPE_HEADER, type StreamMessage } from '@offsetsync/jetstream';
+import { type StreamMessage } from '@offsetsync/jetstream';
 import { type Logger } from '@offsetsync/runtime';
 import type { AnchorResolver } from './anchor-resolver.js';
 import { coalesce, type VersionedRecord } from './commit-coalescer.js';

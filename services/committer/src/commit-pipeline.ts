@@ -22,8 +22,9 @@ import {
   TranslationOutcome,
   type Names,
   type Version,
+  EVENT_TYPE_HEADER,
 } from '@offsetsync/contracts';
-import { EVENT_TYPE_HEADER, type StreamMessage } from '@offsetsync/jetstream';
+import { type StreamMessage } from '@offsetsync/jetstream';
 import { type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
 import { type Logger } from '@offsetsync/runtime';
 import type { ActiveGroups } from './active-groups.js';

@@ -7,9 +7,9 @@ import {
   Progress,
   type GroupPartition,
   type Names,
+  EVENT_TYPE_HEADER,
 } from '@offsetsync/contracts';
 import {
-  EVENT_TYPE_HEADER,
   BatchConsumer,
   JetStreamPublisher,
   provisionDurableConsumer,

@@ -18,8 +18,8 @@ import {
   OffsetDeleted,
   OffsetTranslated,
   type Names,
+  EVENT_TYPE_HEADER,
 } from '@offsetsync/contracts';
-import { EVENT_TYPE_HEADER } from '@offsetsync/jetstream';
 import { type Logger } from '@offsetsync/runtime';
 import type { HealthEvent } from './health-state.js';
 

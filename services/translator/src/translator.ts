@@ -10,9 +10,9 @@ import {
   OffsetTranslated,
   Progress,
   TranslationOutcome,
+  EVENT_TYPE_HEADER,
 } from '@offsetsync/contracts';
 import {
-  EVENT_TYPE_HEADER,
   BatchConsumer,
   provisionDurableConsumer,
   JetStreamPublisher,

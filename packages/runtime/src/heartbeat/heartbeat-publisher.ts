@@ -1,9 +1,8 @@
 // Every service instance announces itself on JetStream at a fixed interval, so the health service can
 // tell which sides of a link run and whether they make progress.
-import { headers, type JetStreamClient } from 'nats';
+import type { JetStreamClient } from 'nats';
 import type { Logger } from 'pino';
-import { Heartbeat, type Problem, type Progress, ServiceRole } from '@offsetsync/contracts';
-import { EVENT_TYPE_HEADER } from '@offsetsync/jetstream';
+import { Heartbeat, type Problem, type Progress, ServiceRole, encodeEvent } from '@offsetsync/contracts';
 import type { Names } from '@offsetsync/contracts';
 
 /** What a heartbeat says about the instance beyond its identity, read fresh at every beat. */
@@ -32,15 +31,6 @@ export function buildHeartbeat(identity: HeartbeatIdentity, state: HeartbeatStat
   });
 }
 
-const ROLE_TOKENS: Record<ServiceRole, string> = {
-  [ServiceRole.SERVICE_ROLE_UNSPECIFIED]: 'unspecified',
-  [ServiceRole.SERVICE_ROLE_COLLECTOR]: 'collector',
-  [ServiceRole.SERVICE_ROLE_TRANSLATOR]: 'translator',
-  [ServiceRole.SERVICE_ROLE_COMMITTER]: 'committer',
-  [ServiceRole.SERVICE_ROLE_HEALTH]: 'health',
-  [ServiceRole.UNRECOGNIZED]: 'unrecognized',
-};
-
 /**
  * Publishes a heartbeat at once and then every `intervalMs`. A failed publish is logged (once per
  * outage) and the next beat tries again; heartbeats never stop the service.
@@ -60,7 +50,7 @@ export class HeartbeatPublisher {
   ) {}
 
   get subject(): string {
-    return this.names.heartbeat(ROLE_TOKENS[this.identity.role], this.identity.instanceId);
+    return this.names.heartbeat(this.identity.role, this.identity.instanceId);
   }
 
   start(): void {
@@ -80,10 +70,9 @@ export class HeartbeatPublisher {
   private beat(): void {
     if (this.inFlight) return;
     const heartbeat = buildHeartbeat(this.identity, this.state, this.clock());
-    const hdrs = headers();
-    hdrs.set(EVENT_TYPE_HEADER, 'Heartbeat');
+    const message = encodeEvent({ type: 'Heartbeat', event: heartbeat }, { subject: this.subject });
     this.inFlight = this.js
-      .publish(this.subject, Heartbeat.encode(heartbeat).finish(), { headers: hdrs })
+      .publish(message.subject, message.payload, { headers: message.headers })
       .then(() => {
         if (this.failing) this.logger.info('heartbeats delivered again');
         this.failing = false;

@@ -2,8 +2,8 @@
 // tell which sides of a link run and whether they make progress.
 import type { JetStreamClient } from 'nats';
 import type { Logger } from 'pino';
-import { Heartbeat, type Problem, type Progress, ServiceRole, encodeEvent } from '@offsetsync/contracts';
-import type { Names } from '@offsetsync/contracts';
+import { Heartbeat, type Problem, type Progress, encodeEvent } from '@offsetsync/contracts';
+import type { Names, ServiceRole } from '@offsetsync/contracts';
 
 /** What a heartbeat says about the instance beyond its identity, read fresh at every beat. */
 export interface HeartbeatState {

@@ -1,5 +1,5 @@
 // The collector worker: reads the source cluster's offsets topic and publishes anchored events.
-import { isOffsetSyncError, Progress } from '@offsetsync/contracts';
+import { Progress } from '@offsetsync/contracts';
 import { JetStreamPublisher, publishAll } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import {
@@ -59,7 +59,10 @@ export class Collector implements ServiceWorker {
       sessionTimeoutMs: settings.sessionTimeoutMs,
       handleBatch: (partition, records) => this.handleBatch(partition, records),
       logger,
-      onProblem: (problem) => this.problems.set('KAFKA_UNREACHABLE', problem),
+      onProblem: (problem) =>
+        problem === undefined
+          ? this.problems.recover('read offsets topic')
+          : this.problems.fail('read offsets topic', problem),
     });
     this.heartbeat = {
       progress: () =>
@@ -89,12 +92,11 @@ export class Collector implements ServiceWorker {
   private async handleBatch(offsetsPartition: number, records: RawOffsetsRecord[]): Promise<void> {
     try {
       await this.pipeline.handleBatch(offsetsPartition, records);
-      this.problems.set('NATS_UNREACHABLE', undefined);
-      this.problems.set('KAFKA_UNREACHABLE', undefined);
+      this.problems.recover('handle batch');
       const last = records[records.length - 1];
       if (last !== undefined) this.lastHandled = { offsetsPartition, offsetsOffset: last.offset };
     } catch (error: unknown) {
-      if (isOffsetSyncError(error)) this.problems.set(error.code, error);
+      this.problems.fail('handle batch', error);
       throw error;
     }
   }

@@ -1,8 +1,6 @@
 // The committer worker: for each link whose target it serves, a durable pull consumer of translated
 // offsets whose batches go through the commit pipeline; one Kafka adapter for the target cluster.
 import {
-  ErrorCodes,
-  isOffsetSyncError,
   OffsetCommitted,
   Progress,
   type GroupPartition,
@@ -131,7 +129,10 @@ export class Committer implements ServiceWorker {
         backoff: { minMs: this.settings.retryBackoffMinMs, maxMs: this.settings.retryBackoffMaxMs },
         tracer: telemetry.tracer,
         logger: logger.child({ source, target }),
-        onKafkaProblem: (error) => this.problems.set(ErrorCodes.KAFKA_UNREACHABLE, error),
+        onKafkaProblem: (error) =>
+          error === undefined
+            ? this.problems.recover('commit on target')
+            : this.problems.fail('commit on target', error),
         applicationCommitTime: (group, topic, partition, offset) =>
           targetCommitTime(jsm, names, target, { group, topic, partition }, offset),
       });
@@ -165,11 +166,9 @@ export class Committer implements ServiceWorker {
   private async handle(pipeline: CommitPipeline, messages: JsMsg[]): Promise<void> {
     try {
       await pipeline.handleBatch(messages);
-      this.problems.set(ErrorCodes.NATS_UNREACHABLE, undefined);
+      this.problems.recover('handle batch');
     } catch (error: unknown) {
-      if (isOffsetSyncError(error) && error.code === ErrorCodes.NATS_UNREACHABLE) {
-        this.problems.set(ErrorCodes.NATS_UNREACHABLE, error);
-      }
+      this.problems.fail('handle batch', error);
       throw error;
     }
   }
@@ -179,7 +178,7 @@ export class Committer implements ServiceWorker {
     for (let attempt = 1; !this.stopping; attempt++) {
       try {
         await this.adapter.connect();
-        this.problems.set(ErrorCodes.KAFKA_UNREACHABLE, undefined);
+        this.problems.recover('connect');
         return;
       } catch (error: unknown) {
         if (this.stopping) return;
@@ -187,7 +186,7 @@ export class Committer implements ServiceWorker {
           minMs: this.settings.retryBackoffMinMs,
           maxMs: this.settings.retryBackoffMaxMs,
         });
-        if (isOffsetSyncError(error)) this.problems.set(ErrorCodes.KAFKA_UNREACHABLE, error);
+        this.problems.fail('connect', error);
         if (attempt === 1) {
           this.context.logger.warn({ err: error, delayMs }, 'cannot reach the target cluster; retrying');
         }

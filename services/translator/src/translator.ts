@@ -200,10 +200,10 @@ export class Translator implements ServiceWorker {
         source,
         work.filter((w) => w.translation === undefined),
       );
-      this.problems.set('KAFKA_UNREACHABLE', undefined);
+      this.problems.recover('locate anchors');
     } catch (error: unknown) {
-      this.problems.set(
-        'KAFKA_UNREACHABLE',
+      this.problems.fail(
+        'locate anchors',
         toOffsetSyncError(error, { operation: 'locate anchors on the target' }),
       );
       for (const w of work) w.span.end();

@@ -449,7 +449,7 @@ async function run(): Promise<number> {
         cluster: SOURCE,
         offsetsTopic,
         consumerGroup,
-        coalesceWindowMs: `${COALESCE_WINDOW_MS}ms`,
+        fetchMaxWaitMs: `${COALESCE_WINDOW_MS}ms`,
       },
       heartbeat: { intervalMs: `${HEARTBEAT_INTERVAL_MS}ms` },
       telemetry: { prometheus: { enabled: false } },

@@ -432,9 +432,7 @@ async function run(): Promise<Outcome> {
         for (const kind of ['committed', 'translated', 'applied', 'heartbeats'] as const) {
           await jsm.streams.delete(names.stream(kind)).catch(() => false);
         }
-        for (const bucket of ['applied-versions', 'translation-deltas'] as const) {
-          await jsm.streams.delete(`KV_${names.bucket(bucket)}`).catch(() => false);
-        }
+        await jsm.streams.delete(`KV_${names.bucket('applied-versions')}`).catch(() => false);
       },
     });
   }
@@ -549,7 +547,7 @@ async function run(): Promise<Outcome> {
         cluster: SOURCE,
         consumerGroup: collectorGroup,
         groups: { include: [`^${groupPrefix}`] },
-        coalesceWindowMs: `${COALESCE_WINDOW_MS}ms`,
+        fetchMaxWaitMs: `${COALESCE_WINDOW_MS}ms`,
       },
     },
     translator: { translator: { target: TARGET } },

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { format, resolveConfig } from 'prettier';
-import { describeConfigSchema, type ConfigFieldDescription } from '@offsetsync/runtime';
+import { describeConfigSchema, retiredSettings, type ConfigFieldDescription } from '@offsetsync/runtime';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Where the reference is written. */
@@ -71,7 +71,18 @@ export async function renderConfigurationDoc(): Promise<string> {
     );
     lines.push(...fields.map(row));
   }
-  lines.push('');
+  lines.push(
+    '',
+    '## Retired settings',
+    '',
+    'Settings of earlier releases. A configuration that still sets one is refused at start-up, and the',
+    'problem says what to write instead.',
+    '',
+    '| Setting | Environment variable | Instead |',
+    '| --- | --- | --- |',
+    ...retiredSettings().map((r) => `| \`${r.path}\` | \`${r.env}\` | ${cell(r.instead)} |`),
+    '',
+  );
   const options = (await resolveConfig(CONFIGURATION_DOC)) ?? {};
   return format(lines.join('\n'), { ...options, filepath: CONFIGURATION_DOC });
 }

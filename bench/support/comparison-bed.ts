@@ -304,7 +304,7 @@ export async function startComparisonBed(options: {
         cluster: SOURCE,
         consumerGroup: `offsetsync-bench-mm2-${run}`,
         groups: { include: [`^${groupPrefix.offsetsync}`] },
-        coalesceWindowMs: '20ms',
+        fetchMaxWaitMs: '20ms',
       },
     },
     translator: { translator: { target: TARGET, pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' } },

@@ -95,11 +95,11 @@ describe('bidirectional links', () => {
     await Promise.all([
       startService('collector', {
         ...base_,
-        collector: { cluster: 'source', groups, coalesceWindowMs: '20ms' },
+        collector: { cluster: 'source', groups, fetchMaxWaitMs: '20ms' },
       }),
       startService('collector', {
         ...base_,
-        collector: { cluster: 'target', groups, coalesceWindowMs: '20ms' },
+        collector: { cluster: 'target', groups, fetchMaxWaitMs: '20ms' },
       }),
       startService('translator', { ...base_, translator: { target: 'target', pendingRetryMinMs: '100ms' } }),
       startService('translator', { ...base_, translator: { target: 'source', pendingRetryMinMs: '100ms' } }),

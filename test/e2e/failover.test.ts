@@ -162,7 +162,7 @@ describe('failover', () => {
       duplicates: { probability: 0.3, seed: 11 },
     });
     const config = testConfig(testbed, {
-      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, coalesceWindowMs: '20ms' },
+      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, fetchMaxWaitMs: '20ms' },
       translator: { target: 'target', pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' },
       committer: { target: 'target' },
     });

@@ -182,7 +182,7 @@ describe('health', () => {
     const port = await freePort();
     const address = `127.0.0.1:${port}`;
     const config = testConfig(testbed, {
-      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, coalesceWindowMs: '20ms' },
+      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, fetchMaxWaitMs: '20ms' },
       translator: { target: 'target', pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' },
       committer: { target: 'target' },
       health: { grpc: { host: '127.0.0.1', port } },

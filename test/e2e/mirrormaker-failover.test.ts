@@ -85,7 +85,7 @@ describe('failover with MirrorMaker 2', () => {
     console.log(`[mm2-failover] MirrorMaker 2 started in ${mirrorMaker.startedMs} ms`);
 
     const config = testConfig(testbed, {
-      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, coalesceWindowMs: '20ms' },
+      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, fetchMaxWaitMs: '20ms' },
       translator: { target: 'target', pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' },
       committer: { target: 'target' },
     });

@@ -79,7 +79,7 @@ async function bed(options: {
     ...options.replicator,
   });
   const config = testConfig(testbed, {
-    collector: { cluster: 'source', groups: { include: [options.groupPattern] }, coalesceWindowMs: '20ms' },
+    collector: { cluster: 'source', groups: { include: [options.groupPattern] }, fetchMaxWaitMs: '20ms' },
     translator: { target: 'target', pendingRetryMinMs: '100ms', pendingRetryMaxMs: '500ms' },
     committer: { target: 'target', activeGroupRetryMs: '1s' },
     ...options.sections,

@@ -84,7 +84,7 @@ describe('collector', () => {
     const group = uniqueName('col-app');
     const records = await seedTopic(topic, 1, 10);
     const config = testConfig(testbed, {
-      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, coalesceWindowMs: '20ms' },
+      collector: { cluster: 'source', groups: { include: [`^${group}$`] }, fetchMaxWaitMs: '20ms' },
     });
     const names = new Names(config.nats.subjectPrefix);
     await startService('collector', config);
@@ -154,7 +154,7 @@ describe('collector', () => {
         cluster: 'source',
         groups: { include: [`^${groupPrefix}`] },
         sessionTimeoutMs: '6s',
-        coalesceWindowMs: '20ms',
+        fetchMaxWaitMs: '20ms',
       },
     });
     const names = new Names(config.nats.subjectPrefix);
@@ -433,13 +433,13 @@ describe('collector', () => {
 
   it('refuses a bad config with every problem listed and a non-zero exit code', async () => {
     const config = testConfig(testbed, {
-      collector: { cluster: 'nowhere', coalesceWindowMs: '10 minutes', groups: { include: ['(unclosed'] } },
+      collector: { cluster: 'nowhere', fetchMaxWaitMs: '10 minutes', groups: { include: ['(unclosed'] } },
     });
     const collector = await startService('collector', config);
     expect(await collector.exited).toBe(2);
     const output = await collector.log();
     expect(output).toContain('collector.cluster');
-    expect(output).toContain('collector.coalesceWindowMs');
+    expect(output).toContain('collector.fetchMaxWaitMs');
     expect(output).toContain('collector.groups.include.0');
   });
 });

@@ -343,7 +343,7 @@ export class Sandbox {
       },
       links: [{ source: 'source', target: 'target' }],
       nats: { servers: [testbed.nats.url], subjectPrefix: SUBJECT_PREFIX },
-      collector: { cluster: 'source', coalesceWindowMs: '20ms' },
+      collector: { cluster: 'source', fetchMaxWaitMs: '20ms' },
       translator: { target: 'target', pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' },
       committer: { target: 'target' },
       health: { grpc: { host: '127.0.0.1', port: healthPort } },

@@ -75,13 +75,12 @@ export class Names {
   }
 
   /** JetStream KV bucket names. */
-  bucket(kind: 'applied-versions' | 'translation-deltas'): string {
+  bucket(kind: 'applied-versions'): string {
     return `${this.prefix}_${kind.replaceAll('-', '_')}`;
   }
 
   /**
-   * KV key for per-link, per-partition state (the committer's last applied version, the translator's
-   * learned delta). Dots separate tokens, so keys of one link share a prefix that can be watched.
+   * KV key for per-link, per-partition state (the committer's last applied version). Dots separate tokens, so keys of one link share a prefix that can be watched.
    */
   linkKey(source: string, target: string, key: GroupPartition): string {
     return `${token(source)}.${token(target)}.${partitionTokens(key)}`;

@@ -26,6 +26,7 @@ export {
 } from './config/env-overrides.js';
 export { describeConfigSchema, type ConfigFieldDescription } from './config/describe-config.js';
 export { REDACTED, redactConfig } from './config/redact.js';
+export { retiredSettings } from './config/retired-settings.js';
 export { createLogger, REDACTED_LOG_PATHS, type CreateLoggerOptions, type Logger } from './logging/logger.js';
 export { startTelemetry, type StartTelemetryOptions, type Telemetry } from './telemetry/telemetry.js';
 export {

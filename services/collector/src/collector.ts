@@ -46,7 +46,7 @@ export class Collector implements ServiceWorker {
       resolver: new AnchorResolver(new KafkaRecordSource(this.adapter), {
         cacheSize: settings.anchorCacheSize,
       }),
-      publish: (messages) => publishAll(publisher, messages, { concurrency: settings.publishBatchSize }),
+      publish: (messages) => publishAll(publisher, messages, { concurrency: settings.publishConcurrency }),
       counters: this.counters,
       logger,
       tracer: context.telemetry.tracer,
@@ -55,7 +55,7 @@ export class Collector implements ServiceWorker {
       kafka: this.adapter.kafka,
       groupId: settings.consumerGroup,
       topic: settings.offsetsTopic,
-      maxWaitMs: settings.coalesceWindowMs,
+      maxWaitMs: settings.fetchMaxWaitMs,
       sessionTimeoutMs: settings.sessionTimeoutMs,
       handleBatch: (partition, records) => this.handleBatch(partition, records),
       logger,

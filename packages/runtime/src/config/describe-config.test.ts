@@ -12,11 +12,11 @@ describe('describeConfigSchema', () => {
   });
 
   it('shows types, defaults and environment names', () => {
-    expect(row('collector.coalesceWindowMs')).toMatchObject({
+    expect(row('collector.fetchMaxWaitMs')).toMatchObject({
       type: 'duration',
       default: '100ms',
       required: false,
-      env: 'OFFSETSYNC_COLLECTOR__COALESCE_WINDOW_MS',
+      env: 'OFFSETSYNC_COLLECTOR__FETCH_MAX_WAIT_MS',
     });
     expect(row('nats.streamReplicas')).toMatchObject({ type: '1 | 3', default: '1' });
     expect(row('instance.id')).toMatchObject({ default: '<hostname>-<pid>' });

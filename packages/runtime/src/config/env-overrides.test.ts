@@ -19,7 +19,7 @@ const envAddressableRows = describeConfigSchema().filter((row) => row.env !== un
 describe('toEnvSegment', () => {
   it.each([
     ['bootstrapServers', 'BOOTSTRAP_SERVERS'],
-    ['coalesceWindowMs', 'COALESCE_WINDOW_MS'],
+    ['fetchMaxWaitMs', 'FETCH_MAX_WAIT_MS'],
     ['caFile', 'CA_FILE'],
     ['grpc', 'GRPC'],
     ['eu-west-1', 'EU_WEST_1'],
@@ -41,7 +41,7 @@ describe('env name <-> path', () => {
   });
 
   it('documents the same names it resolves', () => {
-    expect(envAddressableRows.map((row) => row.env)).toContain('OFFSETSYNC_COLLECTOR__COALESCE_WINDOW_MS');
+    expect(envAddressableRows.map((row) => row.env)).toContain('OFFSETSYNC_COLLECTOR__FETCH_MAX_WAIT_MS');
     expect(envAddressableRows.map((row) => row.env)).toContain(
       'OFFSETSYNC_CLUSTERS__<ALIAS>__BOOTSTRAP_SERVERS',
     );

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ConfigProblem } from '@offsetsync/contracts';
 import { OffsetSyncConfigSchema } from './schema.js';
+import { retiredEnvMessage } from './retired-settings.js';
 import { inspectSchema, type LeafKind } from './schema-introspection.js';
 
 /**
@@ -157,7 +158,11 @@ export function readEnvOverrides(
     if (raw === undefined) continue;
     const resolved = resolveEnvName(name, schema);
     if (!resolved.ok) {
-      problems.push({ path: `env:${name}`, message: `unknown environment variable: ${resolved.message}` });
+      const retired = retiredEnvMessage(name);
+      problems.push({
+        path: `env:${name}`,
+        message: retired ?? `unknown environment variable: ${resolved.message}`,
+      });
       continue;
     }
     const parsed = parseEnvValue(raw, resolved.resolved);

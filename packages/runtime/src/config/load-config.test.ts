@@ -37,7 +37,7 @@ links:
   - { source: source, target: target-a }
 collector:
   cluster: source
-  coalesceWindowMs: 250ms
+  fetchMaxWaitMs: 250ms
 translator:
   target: target-a
 committer:
@@ -77,9 +77,9 @@ describe('loadConfig', () => {
       consumerGroup: 'offsetsync-collector-source',
       groups: { include: ['.*'], exclude: ['^offsetsync-'] },
       topics: { include: ['.*'], exclude: ['^__'] },
-      coalesceWindowMs: 250,
+      fetchMaxWaitMs: 250,
       sessionTimeoutMs: 30_000,
-      publishBatchSize: 500,
+      publishConcurrency: 500,
       anchorCacheSize: 100_000,
     });
     expect(config.translator).toMatchObject({
@@ -89,7 +89,6 @@ describe('loadConfig', () => {
     });
     expect(config.committer).toEqual({
       target: 'target-a',
-      batchMaxWaitMs: 20,
       activeGroupRetryMs: 30_000,
       groupConnections: 32,
       maxBatch: 500,
@@ -111,7 +110,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       file,
       env: {
-        OFFSETSYNC_COLLECTOR__COALESCE_WINDOW_MS: '50ms',
+        OFFSETSYNC_COLLECTOR__FETCH_MAX_WAIT_MS: '50ms',
         OFFSETSYNC_NATS__SERVERS: 'nats://a:4222,nats://b:4222',
         OFFSETSYNC_NATS__SUBJECT_PREFIX: 'fromenv',
         OFFSETSYNC_CLUSTERS__SOURCE__BOOTSTRAP_SERVERS: '10.0.0.1:9092',
@@ -120,7 +119,7 @@ describe('loadConfig', () => {
       },
       overrides: { nats: { subjectPrefix: 'fromtest' } },
     });
-    expect(config.collector?.coalesceWindowMs).toBe(50);
+    expect(config.collector?.fetchMaxWaitMs).toBe(50);
     expect(config.nats.servers).toEqual(['nats://a:4222', 'nats://b:4222']);
     expect(config.nats.subjectPrefix).toBe('fromtest');
     expect(config.clusters.source?.bootstrapServers).toEqual(['10.0.0.1:9092']);
@@ -149,7 +148,7 @@ clusters:
   source: { bootstrapServers: [localhost] }
 links: [{ source: source, target: nowhere }]
 nats: { streamReplicas: 2, surprise: true }
-collector: { cluster: source, coalesceWindowMs: 10s }
+collector: { cluster: source, fetchMaxWaitMs: 10s }
 `),
       env: { OFFSETSYNC_LOGGING__LEVEL: 'loud' },
     });
@@ -162,7 +161,7 @@ collector: { cluster: source, coalesceWindowMs: 10s }
         { path: 'links.0.target', message: expect.stringMatching(/unknown cluster "nowhere"/) as string },
         { path: 'nats.streamReplicas', message: expect.stringMatching(/expected one of 1\|3/) as string },
         { path: 'nats.surprise', message: 'unknown setting' },
-        { path: 'collector.coalesceWindowMs', message: 'must be at most 5s, got 10s' },
+        { path: 'collector.fetchMaxWaitMs', message: 'must be at most 5s, got 10s' },
         {
           path: 'logging.level',
           message: expect.stringMatching(/\(from OFFSETSYNC_LOGGING__LEVEL\)$/) as string,
@@ -170,6 +169,32 @@ collector: { cluster: source, coalesceWindowMs: 10s }
       ]),
     );
     expect(problems).toHaveLength(6);
+  });
+
+  it('refuses a renamed or removed setting and says what to write instead, in the file and the environment', () => {
+    const problems = problemsOf({
+      file: writeConfig(`
+clusters:
+  source: { bootstrapServers: ['localhost:9092'] }
+  dst: { bootstrapServers: ['localhost:9093'] }
+links: [{ source: source, target: dst }]
+collector: { cluster: source, coalesceWindowMs: 20ms, publishBatchSize: 10 }
+committer: { target: dst, batchMaxWaitMs: 20ms }
+`),
+      env: { OFFSETSYNC_COLLECTOR__COALESCE_WINDOW_MS: '30ms' },
+    });
+    expect(problems).toEqual([
+      {
+        path: 'env:OFFSETSYNC_COLLECTOR__COALESCE_WINDOW_MS',
+        message: 'renamed to OFFSETSYNC_COLLECTOR__FETCH_MAX_WAIT_MS',
+      },
+      { path: 'collector.coalesceWindowMs', message: 'renamed to collector.fetchMaxWaitMs' },
+      { path: 'collector.publishBatchSize', message: 'renamed to collector.publishConcurrency' },
+      {
+        path: 'committer.batchMaxWaitMs',
+        message: expect.stringMatching(/^no longer a setting: it had no effect/) as string,
+      },
+    ]);
   });
 
   it('throws one ConfigError whose message lists each problem', () => {

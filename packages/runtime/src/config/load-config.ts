@@ -3,6 +3,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '@offsetsync/contracts';
 import { CONFIG_FILE_ENV, readEnvOverrides } from './env-overrides.js';
+import { retiredSettingMessage } from './retired-settings.js';
 import { OffsetSyncConfigSchema, type OffsetSyncConfig } from './schema.js';
 
 /** Options of {@link loadConfig}. */
@@ -164,7 +165,9 @@ function toProblems(issue: z.core.$ZodIssue, fromEnv: ReadonlyMap<string, string
   };
   switch (issue.code) {
     case 'unrecognized_keys':
-      return issue.keys.map((key) => problem([...base, key], 'unknown setting'));
+      return issue.keys.map((key) =>
+        problem([...base, key], retiredSettingMessage([...base, key].join('.')) ?? 'unknown setting'),
+      );
     case 'invalid_key': {
       const reasons = issue.issues.map((inner) => inner.message).join('; ');
       const key = base[base.length - 1] ?? '';

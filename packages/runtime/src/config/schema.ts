@@ -200,9 +200,9 @@ const collectorSchema = z
     /** Which topics are synchronised. Default: include `.*`, exclude `^__`. */
     topics: includeExcludeFields(['.*'], ['^__'], 'topics'),
     /** The offsets-topic fetch max wait (reads return as soon as records arrive). Default: `100ms`, at most `5s`. */
-    coalesceWindowMs: doc(durationMs({ max: 5_000 }).default(100), {
+    fetchMaxWaitMs: doc(durationMs({ max: 5_000 }).default(100), {
       description:
-        'Longest wait of a read of the offsets topic for new records (the fetch max wait; at most 5s). A read returns as soon as records arrive, so this sets how often an idle collector asks; commits that arrive in one read are coalesced per group/topic/partition.',
+        'Longest wait of a read of the offsets topic for new records (the fetch max wait; at most 5s). A read returns as soon as records arrive, so this sets how often an idle collector asks; commits that arrive in one read are coalesced per group/topic/partition. Was coalesceWindowMs.',
     }),
     /**
      * How long the group coordinator waits for a silent collector instance before handing its partitions
@@ -212,8 +212,11 @@ const collectorSchema = z
       description:
         'How long a silent collector instance keeps its offsets-topic partitions before the others take them over.',
     }),
-    /** Maximum events per publish batch. Default: `500`. */
-    publishBatchSize: doc(positiveInt.default(500), { description: 'Maximum events published per batch.' }),
+    /** Events published to JetStream at once, awaiting their acknowledgements together. Default: `500`. */
+    publishConcurrency: doc(positiveInt.default(500), {
+      description:
+        'Events of a batch published to JetStream at once (in flight, awaiting acknowledgement). Was publishBatchSize.',
+    }),
     /** Entries of the anchor lookup cache. Default: `100000`. */
     anchorCacheSize: doc(positiveInt.default(100_000), {
       description: 'Entries of the anchor lookup cache.',
@@ -262,11 +265,6 @@ const committerSchema = z
   .object({
     /** Alias of the target cluster this committer commits to. Required. */
     target: doc(clusterAlias, { description: 'Alias of the target cluster this committer commits to.' }),
-    /** How long to wait for more events of a group before committing a batch. Default: `20ms`. */
-    batchMaxWaitMs: doc(durationMs().default(20), {
-      description:
-        'How long to wait for more events of the same group before committing them in one request.',
-    }),
     /** Wait before retrying a group that was active on the target. Default: `30s`. */
     activeGroupRetryMs: doc(durationMs({ min: 1 }).default(30_000), {
       description: 'Wait before retrying a group the target refused because it has live members.',
@@ -449,10 +447,9 @@ export const OffsetSyncConfigSchema = z
         level: doc(z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'), {
           description: 'Minimum level of log records written.',
         }),
-        /** Human-readable logs. Accepted but logs stay JSON (no pretty printer is bundled). Default: `false`. */
+        /** Human-readable log lines instead of JSON lines (for reading by eye, not for collectors). Default: `false`. */
         pretty: doc(z.boolean().default(false), {
-          description:
-            'Request human-readable logs; currently logs stay JSON (no pretty printer is bundled).',
+          description: 'Human-readable log lines (pino-pretty) instead of JSON lines, for reading by eye.',
         }),
       })
       .strict()

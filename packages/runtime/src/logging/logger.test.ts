@@ -110,9 +110,25 @@ describe('createLogger', () => {
     expect(lines[1]).not.toHaveProperty('trace_id');
   });
 
-  it('keeps JSON when pretty is requested', () => {
-    const { logger, lines } = capture({ pretty: true });
-    logger.info('still json');
-    expect(lines[0]?.msg).toBe('still json');
+  it('writes human-readable lines when pretty is requested, secrets still redacted', () => {
+    const text: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        text.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = createLogger({
+      service: 'offsetsync-test',
+      instanceId: 'i-1',
+      level: 'info',
+      pretty: true,
+      destination,
+    });
+    logger.info({ nats: { password: 'hunter2' } }, 'readable');
+    const output = text.join('');
+    expect(output).toMatch(/INFO.*readable/);
+    expect(() => JSON.parse(output) as unknown).toThrow();
+    expect(output).not.toContain('hunter2');
   });
 });

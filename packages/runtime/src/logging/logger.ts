@@ -1,4 +1,5 @@
 import { isSpanContextValid, trace } from '@opentelemetry/api';
+import pinoPretty from 'pino-pretty';
 import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 
 /** The logger every service uses: pino, JSON lines. */
@@ -32,10 +33,7 @@ export interface CreateLoggerOptions {
   instanceId: string;
   /** Minimum level written; `silent` writes nothing. */
   level: Level | 'silent';
-  /**
-   * Human-readable output was requested. No pretty printer is bundled, so records stay JSON lines; pipe
-   * them through `pino-pretty` when reading them by eye.
-   */
+  /** Human-readable lines (pino-pretty, colours on a terminal) instead of JSON lines. Default: `false`. */
   pretty?: boolean;
   /** Where records go. Default: standard output. Tests pass a writable stream to capture them. */
   destination?: DestinationStream | NodeJS.WritableStream;
@@ -55,7 +53,13 @@ export function createLogger(options: CreateLoggerOptions): Logger {
       mixin: traceFields,
       redact: { paths: [...REDACTED_LOG_PATHS], censor: LOG_REDACTION },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    options.pretty === true
+      ? pinoPretty({
+          sync: true,
+          destination: options.destination ?? 1,
+          colorize: options.destination === undefined && process.stdout.isTTY,
+        })
+      : (options.destination ?? pino.destination({ dest: 1, sync: true })),
   );
   return logger;
 }

@@ -357,9 +357,9 @@ describe('KafkaAdapter against real brokers', () => {
     for (const answer of refused) {
       const error: OffsetSyncError | undefined = answer.error;
       expect(error).toMatchObject({
-        code: 'COMMIT_REFUSED',
+        code: 'GROUP_ACTIVE',
         retryable: false,
-        details: { reason: 'GROUP_ACTIVE', brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
+        details: { brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
       });
     }
     expect(await adapter.fetchCommittedOffsets(group, [topic])).toEqual(stored);
@@ -390,10 +390,14 @@ describe('KafkaAdapter against real brokers', () => {
     ]);
     expect(offsets[0]).toMatchObject({
       offset: -1,
-      error: { code: 'KAFKA_BROKER_ERROR', details: { reason: 'TOPIC_MISSING' } },
+      error: {
+        code: 'TOPIC_MISSING',
+        retryable: false,
+        details: { brokerError: 'UNKNOWN_TOPIC_OR_PARTITION' },
+      },
     });
     expect(offsets[1]).toEqual({ topic, partition: 1, offset: 0, timestamp: -1 });
-    expect(offsets[2]?.error?.details).toMatchObject({ reason: 'PARTITION_MISSING' });
+    expect(offsets[2]?.error).toMatchObject({ code: 'PARTITION_MISSING', retryable: false });
 
     const fetched = await adapter.fetchRecords([
       { topic, partition: 0, offset: 0 },
@@ -401,7 +405,7 @@ describe('KafkaAdapter against real brokers', () => {
     ]);
     expect(fetched[0]).toMatchObject({ records: [], highWatermark: 0 });
     expect(fetched[0]?.error).toBeUndefined();
-    expect(fetched[1]?.error?.details).toMatchObject({ reason: 'TOPIC_MISSING' });
+    expect(fetched[1]?.error).toMatchObject({ code: 'TOPIC_MISSING', retryable: false });
 
     // Malformed questions are answered with errors too, and nothing is sent for them.
     const [badPartition] = await adapter.listOffsets([{ topic, partition: -1, timestamp: 'latest' }]);
@@ -448,9 +452,9 @@ describe('KafkaAdapter against real brokers', () => {
     ]);
     expect(answers[0]).toEqual({ topic: grown, partition: 2, offset: 0, timestamp: -1 });
     expect(answers[1]?.error).toMatchObject({
-      code: 'KAFKA_BROKER_ERROR',
+      code: 'TOPIC_MISSING',
       retryable: false,
-      details: { reason: 'TOPIC_MISSING' },
+      details: { brokerCode: 3 },
     });
     // The unknown partition made the adapter read metadata before asking; the deleted topic was asked
     // for with stale metadata, failed, and was looked up again: no third round.

@@ -3,7 +3,6 @@
 
 export { KafkaReader, KafkaWriter } from './binary.js';
 export {
-  GROUP_ACTIVE,
   KafkaAdapter,
   type CommitAnswer,
   type CommitEntry,

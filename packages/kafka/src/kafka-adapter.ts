@@ -75,7 +75,10 @@ export interface OffsetAnswer extends TopicPartition {
   offset: number;
   /** The timestamp of the record at `offset` for timestamp queries; -1 for earliest/latest and errors. */
   timestamp: number;
-  /** Set when this partition could not be answered; the other answers are still valid. */
+  /**
+   * Set when this partition could not be answered; the other answers are still valid. `TOPIC_MISSING` or
+   * `PARTITION_MISSING` (not retryable) when the cluster has no such topic or partition.
+   */
   error?: OffsetSyncError;
 }
 
@@ -120,7 +123,10 @@ export interface FetchAnswer extends TopicPartition {
   lastStableOffset: number;
   /** -1 when `error` is set. */
   logStartOffset: number;
-  /** Set when this partition could not be read; the other answers are still valid. */
+  /**
+   * Set when this partition could not be read; the other answers are still valid. `TOPIC_MISSING` or
+   * `PARTITION_MISSING` (not retryable) when the cluster has no such topic or partition.
+   */
   error?: OffsetSyncError;
 }
 
@@ -134,7 +140,8 @@ export interface CommitEntry extends TopicPartition {
 
 /**
  * The outcome of one {@link CommitEntry}. A group with live members refuses admin commits:
- * `error.code === 'COMMIT_REFUSED'` with `error.details.reason === 'GROUP_ACTIVE'`, not retryable.
+ * `error.code === 'GROUP_ACTIVE'`, not retryable, with the broker's answer in `details.brokerError` and
+ * `details.brokerCode`.
  */
 export interface CommitAnswer extends TopicPartition {
   error?: OffsetSyncError;
@@ -165,9 +172,6 @@ export interface KafkaRequestEvent {
   durationMs: number;
   sizeBytes: number;
 }
-
-/** Reason given in `details.reason` of the `COMMIT_REFUSED` error for a group with live members. */
-export const GROUP_ACTIVE = 'GROUP_ACTIVE';
 
 // --- kafkajs internals --------------------------------------------------------------------------------
 
@@ -983,8 +987,8 @@ export class KafkaAdapter {
   /**
    * Commits offsets for a group the way Java's `AdminClient.alterConsumerGroupOffsets` does: one
    * OffsetCommit to the group coordinator with generation -1 and no member id, never joining the group.
-   * A group with live members refuses: those answers carry `COMMIT_REFUSED` with
-   * `details.reason === 'GROUP_ACTIVE'` (not retryable) and the committed offsets stay as they were.
+   * A group with live members refuses: those answers carry `GROUP_ACTIVE` (not retryable) and the
+   * committed offsets stay as they were.
    * Answers come in entry order; when a partition is named twice, the later entry is committed last.
    */
   async commitOffsets(groupId: string, entries: readonly CommitEntry[]): Promise<CommitAnswer[]> {
@@ -1249,11 +1253,12 @@ export class KafkaAdapter {
     const routes = new Map<string, number | OffsetSyncError>();
     for (const item of items) {
       const state = fresh.get(item.topic) ?? this.topics.get(item.topic) ?? { kind: 'missing' };
-      if (state.kind === 'missing') routes.set(partitionKey(item), missingError(item, 'TOPIC_MISSING'));
+      if (state.kind === 'missing')
+        routes.set(partitionKey(item), missingError(item, ErrorCodes.TOPIC_MISSING));
       else if (state.kind === 'failed') routes.set(partitionKey(item), state.error);
       else {
         const leader = state.leaders.get(item.partition);
-        routes.set(partitionKey(item), leader ?? missingError(item, 'PARTITION_MISSING'));
+        routes.set(partitionKey(item), leader ?? missingError(item, ErrorCodes.PARTITION_MISSING));
       }
     }
     return routes;
@@ -1296,7 +1301,10 @@ export class KafkaAdapter {
     if (code === BrokerErrorCodes.UNKNOWN_TOPIC_OR_PARTITION) {
       // Still unknown after the metadata refresh: the topic or partition is gone.
       const state = this.topics.get(item.topic);
-      return missingError(item, state?.kind === 'present' ? 'PARTITION_MISSING' : 'TOPIC_MISSING');
+      return missingError(
+        item,
+        state?.kind === 'present' ? ErrorCodes.PARTITION_MISSING : ErrorCodes.TOPIC_MISSING,
+      );
     }
     return this.brokerError(code, operation, { topic: item.topic, partition: item.partition });
   }
@@ -1350,10 +1358,10 @@ export class KafkaAdapter {
     const brokerError = this.brokerError(code, 'commitOffsets', { groupId, topic, partition });
     if (!GROUP_ACTIVE_CODES.has(code)) return brokerError;
     return new OffsetSyncError(`commit to group ${groupId} refused: the group has live members`, {
-      code: ErrorCodes.COMMIT_REFUSED,
+      code: ErrorCodes.GROUP_ACTIVE,
       retryable: false,
       cause: brokerError,
-      details: { ...brokerError.details, reason: GROUP_ACTIVE },
+      details: { ...brokerError.details },
     });
   }
 
@@ -1459,16 +1467,18 @@ function invalidRequest(operation: string, what: string): OffsetSyncError {
   });
 }
 
-function missingError(item: TopicPartition, reason: 'TOPIC_MISSING' | 'PARTITION_MISSING'): OffsetSyncError {
+function missingError(
+  item: TopicPartition,
+  code: typeof ErrorCodes.TOPIC_MISSING | typeof ErrorCodes.PARTITION_MISSING,
+): OffsetSyncError {
   const what =
-    reason === 'TOPIC_MISSING' ? `topic ${item.topic}` : `partition ${item.topic}-${item.partition}`;
+    code === ErrorCodes.TOPIC_MISSING ? `topic ${item.topic}` : `partition ${item.topic}-${item.partition}`;
   return new OffsetSyncError(`${what} does not exist on the cluster`, {
-    code: ErrorCodes.KAFKA_BROKER_ERROR,
+    code,
     retryable: false,
     details: {
       brokerError: 'UNKNOWN_TOPIC_OR_PARTITION',
       brokerCode: BrokerErrorCodes.UNKNOWN_TOPIC_OR_PARTITION,
-      reason,
       topic: item.topic,
       partition: item.partition,
     },

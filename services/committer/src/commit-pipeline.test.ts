@@ -18,7 +18,7 @@ import {
   type Version,
 } from '@offsetsync/contracts';
 import { type StreamMessage } from '@offsetsync/jetstream';
-import { GROUP_ACTIVE, type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
+import { type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
 import { ActiveGroups } from './active-groups.js';
 import type { AppliedRecord } from './applied-record.js';
 import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';
@@ -98,8 +98,7 @@ class FakeCluster implements TargetCluster {
       return entries.map((entry) => {
         const error = this.activeGroups.has(groupId)
           ? new OffsetSyncError('refused', {
-              code: ErrorCodes.COMMIT_REFUSED,
-              details: { reason: GROUP_ACTIVE },
+              code: ErrorCodes.GROUP_ACTIVE,
             })
           : fail?.(entry);
         if (error) return { topic: entry.topic, partition: entry.partition, error };

@@ -1,14 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
-import { GROUP_ACTIVE } from '@offsetsync/kafka';
 import { classifyCommitError, classifyFailure, failureDetail } from './commit-result.js';
 
 describe('commit results', () => {
   it('tells committed, active, transient and permanent apart by code', () => {
     expect(classifyCommitError(undefined)).toEqual({ kind: 'committed' });
     const active = new OffsetSyncError('refused', {
-      code: ErrorCodes.COMMIT_REFUSED,
-      details: { reason: GROUP_ACTIVE, brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
+      code: ErrorCodes.GROUP_ACTIVE,
+      details: { brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
     });
     expect(classifyCommitError(active)).toEqual({ kind: 'active' });
     const moving = new OffsetSyncError('moving', {

@@ -1,7 +1,6 @@
 // What a failed Kafka call means for the events it carried: wait for the group to become empty, retry
 // later, or report the failure and move on. Pure.
 import { ErrorCodes, isOffsetSyncError, type OffsetSyncError } from '@offsetsync/contracts';
-import { GROUP_ACTIVE } from '@offsetsync/kafka';
 
 export type CommitResult =
   /** The target stored the offset. */
@@ -16,16 +15,14 @@ export type CommitResult =
 /** Classifies one partition's answer to OffsetCommit (`undefined`: no error). */
 export function classifyCommitError(error: OffsetSyncError | undefined): CommitResult {
   if (error === undefined) return { kind: 'committed' };
-  if (error.code === ErrorCodes.COMMIT_REFUSED && error.details?.reason === GROUP_ACTIVE)
-    return { kind: 'active' };
+  if (error.code === ErrorCodes.GROUP_ACTIVE) return { kind: 'active' };
   return classifyFailure(error);
 }
 
 /** Classifies an error thrown by a Kafka call that concerned a whole group. */
 export function classifyFailure(error: unknown): Exclude<CommitResult, { kind: 'committed' }> {
   if (isOffsetSyncError(error)) {
-    if (error.code === ErrorCodes.COMMIT_REFUSED && error.details?.reason === GROUP_ACTIVE)
-      return { kind: 'active' };
+    if (error.code === ErrorCodes.GROUP_ACTIVE) return { kind: 'active' };
     if (error.retryable) return { kind: 'retry', error };
   }
   return { kind: 'failed', detail: failureDetail(error) };

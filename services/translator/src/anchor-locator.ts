@@ -6,7 +6,7 @@
 //      monotonic, which defeats the timestamp lookup;
 //   2. timestamp: ListOffsets for the first offset with timestamp >= T (kept -1 means: not arrived),
 //      then a bounded forward scan.
-import type { Anchor, OffsetSyncError } from '@offsetsync/contracts';
+import { ErrorCodes, type Anchor, type OffsetSyncError } from '@offsetsync/contracts';
 import type { FetchAnswer, FetchedRecord, KafkaAdapter, TopicPartition } from '@offsetsync/kafka';
 import { recordFingerprint } from '@offsetsync/kafka';
 import type { Location, TargetBounds } from './translation-plan.js';
@@ -78,10 +78,9 @@ export function pickMatch(
 }
 
 function missing(error: OffsetSyncError): Location {
-  const reason = error.details?.reason;
-  if (reason === 'TOPIC_MISSING')
+  if (error.code === ErrorCodes.TOPIC_MISSING)
     return { kind: 'topic-missing', detail: 'the topic does not exist on the target yet' };
-  if (reason === 'PARTITION_MISSING')
+  if (error.code === ErrorCodes.PARTITION_MISSING)
     return { kind: 'partition-missing', detail: 'the partition does not exist on the target' };
   return { kind: 'failed', detail: error.message };
 }

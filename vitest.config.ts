@@ -8,6 +8,7 @@ const alias = {
   '@offsetsync/runtime': fileURLToPath(new URL('./packages/runtime/src/index.ts', import.meta.url)),
   '@offsetsync/kafka': fileURLToPath(new URL('./packages/kafka/src/index.ts', import.meta.url)),
   '@offsetsync/testbed': fileURLToPath(new URL('./packages/testbed/src/index.ts', import.meta.url)),
+  '@offsetsync/harness': fileURLToPath(new URL('./packages/harness/src/index.ts', import.meta.url)),
 };
 
 export default defineConfig({

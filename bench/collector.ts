@@ -22,9 +22,16 @@ import { connect, type JetStreamManager } from 'nats';
 import pino from 'pino';
 import { AnchorStatus, Heartbeat, Names, OffsetCommitted } from '@offsetsync/contracts';
 import { KafkaAdapter, recordFingerprint } from '@offsetsync/kafka';
-import { REPO_ROOT } from '../test/infra/testbed.js';
-import { acquireTestbed, releaseTestbed, type BenchTestbed } from './support/bench-testbed.js';
-import { startBenchService, type BenchService } from './support/service-process.js';
+import {
+  acquireTestbed,
+  Cleanup,
+  releaseTestbed,
+  stopOnSignals,
+  type AcquiredTestbed,
+  type ServiceProcess,
+} from '@offsetsync/harness';
+import { REPO_ROOT } from '@offsetsync/testbed';
+import { startBenchService } from './support/bench-service.js';
 import { CommitWorkload, seededRandom } from './support/commit-workload.js';
 import { cpuSeconds, machineBusySeconds, RssSampler } from './support/process-stats.js';
 
@@ -72,32 +79,9 @@ function say(line: string): void {
 // --- cleanup ---------------------------------------------------------------------------------------
 
 /** Undo steps, run last registered first, once, whether the run ends, fails or is interrupted. */
-const undo: Array<{ what: string; run: () => Promise<unknown> }> = [];
-let cleaning: Promise<void> | undefined;
-
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const step of undo.reverse()) {
-      try {
-        await step.run();
-      } catch (error: unknown) {
-        console.error(`collector: cleanup: ${step.what} failed: ${String(error)}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-
-/** Set on SIGINT/SIGTERM: what fails after it is a consequence, not news, and keeps no logs. */
-let interrupted = false;
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    interrupted = true;
-    say(`${signal}: stopping what the benchmark started`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
+const cleanup = new Cleanup((line) => console.error(`collector: ${line}`));
+/** True after SIGINT/SIGTERM: what fails after it is a consequence, not news, and keeps no logs. */
+const interrupted = stopOnSignals(cleanup, say);
 
 // --- measurement helpers -----------------------------------------------------------------------------
 
@@ -210,7 +194,7 @@ async function seedDataTopic(producer: Producer, topic: string): Promise<void> {
 }
 
 /** Waits until the collector process has joined its group on the offsets topic. */
-async function waitUntilReading(collector: BenchService, topic: string): Promise<void> {
+async function waitUntilReading(collector: ServiceProcess, topic: string): Promise<void> {
   const joined = await poll(
     async () => {
       if (!collector.running()) throw new Error(`the collector exited early; see ${collector.logFile}`);
@@ -330,7 +314,6 @@ async function run(): Promise<number> {
   const offsetsTopic = `bench-offsets-${suffix}`;
   const consumerGroup = `bench-collector-${suffix}`;
   const names = new Names(`bench_${suffix}`);
-  let failed = true;
   // Everything shares this machine's cores; other work running at the same time skews the result.
   const loadAtStart = loadavg()[0] ?? 0;
   say(`${cpus().length} cores, load average ${loadAtStart.toFixed(2)}`);
@@ -340,16 +323,13 @@ async function run(): Promise<number> {
   );
 
   const testbedStart = acquireTestbed({ log: (line) => say(`test bed: ${line}`) });
-  undo.push({
-    what: 'stopping the test bed',
-    run: async () => {
-      const testbed = await testbedStart.catch(() => undefined);
-      if (testbed === undefined) return;
-      const kept = await releaseTestbed(testbed, { keepLogs: failed && !interrupted });
-      if (kept !== undefined) say(`server logs kept in ${kept}`);
-    },
+  cleanup.push('stopping the test bed', async () => {
+    const testbed = await testbedStart.catch(() => undefined);
+    if (testbed === undefined) return;
+    const kept = await releaseTestbed(testbed, { keepLogs: cleanup.failed && !interrupted() });
+    if (kept !== undefined) say(`server logs kept in ${kept}`);
   });
-  const testbed: BenchTestbed = await testbedStart;
+  const testbed: AcquiredTestbed = await testbedStart;
   const { source, nats } = testbed.info;
 
   const kafka = new Kafka({
@@ -364,7 +344,7 @@ async function run(): Promise<number> {
   });
   const admin = kafka.admin();
   await admin.connect();
-  undo.push({ what: 'disconnecting the admin client', run: () => admin.disconnect() });
+  cleanup.push('disconnecting the admin client', () => admin.disconnect());
   // Idempotent, so a send retried after a leader change (right after topic creation) adds no duplicates.
   const producer = kafka.producer({
     allowAutoTopicCreation: false,
@@ -372,7 +352,7 @@ async function run(): Promise<number> {
     maxInFlightRequests: 1,
   });
   await producer.connect();
-  undo.push({ what: 'disconnecting the producer', run: () => producer.disconnect() });
+  cleanup.push('disconnecting the producer', () => producer.disconnect());
   const adapter = new KafkaAdapter({
     cluster: {
       bootstrapServers: [source.bootstrapServers],
@@ -382,22 +362,19 @@ async function run(): Promise<number> {
     clientId: 'offsetsync-bench',
     logger: pino({ level: 'silent' }),
   });
-  undo.push({ what: 'disconnecting the Kafka adapter', run: () => adapter.disconnect() });
+  cleanup.push('disconnecting the Kafka adapter', () => adapter.disconnect());
   const nc = await connect({ servers: nats.url });
-  undo.push({ what: 'closing the NATS connection', run: () => nc.close() });
+  cleanup.push('closing the NATS connection', () => nc.close());
   const jsm = await nc.jetstreamManager();
 
   if (!testbed.owned) {
     // A shared test bed outlives the run: leave it as it was found.
-    undo.push({
-      what: 'removing the topics and streams of this run',
-      run: async () => {
-        await admin.deleteTopics({ topics: [dataTopic, offsetsTopic] }).catch(() => undefined);
-        await admin.deleteGroups([consumerGroup]).catch(() => undefined);
-        for (const kind of ['committed', 'translated', 'applied', 'heartbeats'] as const) {
-          await jsm.streams.delete(names.stream(kind)).catch(() => false);
-        }
-      },
+    cleanup.push('removing the topics and streams of this run', async () => {
+      await admin.deleteTopics({ topics: [dataTopic, offsetsTopic] }).catch(() => undefined);
+      await admin.deleteGroups([consumerGroup]).catch(() => undefined);
+      for (const kind of ['committed', 'translated', 'applied', 'heartbeats'] as const) {
+        await jsm.streams.delete(names.stream(kind)).catch(() => false);
+      }
     });
   }
   await admin.createTopics({
@@ -458,20 +435,17 @@ async function run(): Promise<number> {
     },
     { nodeArgs: PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
   );
-  undo.push({
-    what: 'stopping the collector',
-    run: async () => {
-      await collector.stop();
-      if (failed && !interrupted) say(`collector config and log kept in ${collector.dir}`);
-      else await rm(collector.dir, { recursive: true, force: true });
-    },
+  cleanup.push('stopping the collector', async () => {
+    await collector.stop();
+    if (cleanup.failed && !interrupted()) say(`collector config and log kept in ${collector.dir}`);
+    else await rm(collector.dir, { recursive: true, force: true });
   });
   await waitUntilReading(collector, offsetsTopic);
   say(`collector pid ${collector.pid} reads ${offsetsTopic} as ${consumerGroup}; writing commits`);
 
   const rss = new RssSampler(collector.pid);
   rss.start(200);
-  undo.push({ what: 'stopping the memory sampler', run: () => Promise.resolve(rss.stop()) });
+  cleanup.push('stopping the memory sampler', () => Promise.resolve(rss.stop()));
   const pids = { collector: collector.pid, source_kafka: source.pid, nats: nats.pid };
   const cpuBefore = cpuSnapshot(pids);
 
@@ -504,7 +478,7 @@ async function run(): Promise<number> {
   const reporter = setInterval(() => {
     reporting = reporting.then(reportProgress).catch((error: unknown) => say(`progress: ${String(error)}`));
   }, 1_000);
-  undo.push({ what: 'stopping the progress lines', run: () => Promise.resolve(clearInterval(reporter)) });
+  cleanup.push('stopping the progress lines', () => Promise.resolve(clearInterval(reporter)));
 
   const result = await writeCommits(producer, workload, offsetsTopic, (n) => (written = n));
   writing = false;
@@ -624,15 +598,15 @@ async function run(): Promise<number> {
       node: process.version,
     }),
   );
-  failed = !ok;
+  cleanup.failed = !ok;
   return ok ? 0 : 1;
 }
 
 try {
   process.exitCode = await run();
 } catch (error: unknown) {
-  if (!interrupted) console.error(error);
+  if (!interrupted()) console.error(error);
   process.exitCode = 1;
 } finally {
-  await cleanUp();
+  await cleanup.run();
 }

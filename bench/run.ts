@@ -27,7 +27,7 @@ const SCENARIOS: Record<string, Scenario> = {
   },
   steady: {
     summary:
-      'offsetsync alone: 10,000 group partitions at 1,000 commits/s (bench/e2e.ts): sync latency, peak RSS and CPU per service',
+      'offsetsync alone: 10,000 group partitions at 1,000 commits/s (also npm run -s bench:e2e): sync latency, peak RSS and CPU per service',
     run: async (args) => (await import('./scenarios/steady.js')).runSteady(args),
   },
 };

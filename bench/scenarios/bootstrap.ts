@@ -19,12 +19,11 @@ import {
   type LedgerSummary,
 } from '../support/bootstrap-ledger.js';
 import { seededRandom } from '../support/commit-workload.js';
+import { Cleanup, stopOnSignals } from '@offsetsync/harness';
 import {
-  Cleanup,
   committedOn,
   readTargetPartition,
   startComparisonBed,
-  stopOnSignals,
   MM2_TUNED,
   SYSTEMS,
   type SystemName,

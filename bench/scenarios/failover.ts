@@ -4,12 +4,11 @@
 // with a distinct timestamp per record. See docs/benchmarks.md.
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { Cleanup, stopOnSignals } from '@offsetsync/harness';
 import {
-  Cleanup,
   committedOn,
   readTargetPartition,
   startComparisonBed,
-  stopOnSignals,
   MM2_TUNED,
   SYSTEMS,
   type SystemName,

@@ -6,12 +6,11 @@
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
+import { Cleanup, stopOnSignals } from '@offsetsync/harness';
 import {
-  Cleanup,
   committedOn,
   readTargetPartition,
   startComparisonBed,
-  stopOnSignals,
   MM2_TUNED,
   SYSTEMS,
   type SystemName,

@@ -1,24 +1,30 @@
-// `steady`: offsetsync alone at 1,000 commits/s over 10,000 group partitions, for three minutes by default.
-// bench/e2e.ts already measures exactly that (sync latency, bootstrap of the 10,000, peak RSS and CPU per
-// service); this runs it as it is, sends its progress to stderr, and prints its result line as the
-// scenario's last line.
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { join } from 'node:path';
+// `steady`: offsetsync alone at 1,000 commits/s over 10,000 group partitions, for three minutes by default:
+// sync latency, bootstrap of the 10,000, peak RSS and CPU per service. `npm run -s bench:e2e` runs it
+// too. The workload (bench/support/e2e-run.ts) runs in this process; progress goes to stderr and the
+// result is the last line on stdout.
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from '@offsetsync/testbed';
+import { Cleanup, stopOnSignals } from '@offsetsync/harness';
+import { e2eSettingsFrom, runE2e, type E2eOutcome, type E2eSettings } from '../support/e2e-run.js';
 
 const HELP = `Usage: npm run -s bench -- --scenario steady [--seconds <n>]
+       npm run -s bench:e2e [-- --seconds <n>]
 
   --seconds <n>   how long commits are sent at the rate, after the bootstrap (default 180; BENCH_SECONDS
                   when set)
 
-Runs bench/e2e.ts (see bench/README.md, "End to end"). Its environment variables apply:
-BENCH_RATE (default 1000), BENCH_COALESCE_MS, BENCH_STAGES, BENCH_SOURCE_CONNECTIONS.
+See bench/README.md, "End to end". These environment variables apply:
+BENCH_RATE (default 1000), BENCH_COALESCE_MS (default 20), BENCH_STAGES (0 turns the per-stage breakdown
+off), BENCH_SOURCE_CONNECTIONS (default 4), BENCH_PROFILE=1 (CPU profiles of the services),
+BENCH_NODE_ARGS (Node.js options of the services), OFFSETSYNC_TESTBED=reuse (the test bed of
+\`npm run infra -- up\`).
 `;
 
-/** "A few minutes" of steady load; bench:e2e on its own defaults to one. */
+/** "A few minutes" of steady load. */
 const DEFAULT_SECONDS = '180';
+
+function say(line: string): void {
+  process.stderr.write(`steady: ${line}\n`);
+}
 
 export async function runSteady(args: readonly string[]): Promise<number> {
   let values: { help?: boolean; seconds?: string };
@@ -40,24 +46,28 @@ export async function runSteady(args: readonly string[]): Promise<number> {
     process.stderr.write(`--seconds must be a number above 0: ${seconds}\n${HELP}`);
     return 2;
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'e2e.ts')], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BENCH_SECONDS: seconds },
-  });
-  // Ctrl-C reaches the child through the terminal's process group; it cleans up by itself.
-  let last: string | undefined;
-  const lines = createInterface({ input: child.stdout });
-  lines.on('line', (line) => {
-    if (line.startsWith('{')) last = line;
-    else process.stderr.write(`steady: ${line}\n`);
-  });
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  if (last === undefined) {
-    process.stderr.write(`steady: bench/e2e.ts ended (code ${String(code)}) without a result line\n`);
-    return code === 0 || code === null ? 1 : code;
+  let settings: E2eSettings;
+  try {
+    settings = e2eSettingsFrom(process.env, Number(seconds));
+  } catch (error: unknown) {
+    process.stderr.write(`${(error as Error).message}\n${HELP}`);
+    return 2;
   }
-  const result = JSON.parse(last) as Record<string, unknown>;
-  process.stdout.write(`${JSON.stringify({ ...result, bench: 'steady', measured_by: 'bench/e2e.ts' })}\n`);
-  return code ?? 1;
+
+  const cleanup = new Cleanup(say);
+  const interrupted = stopOnSignals(cleanup, say);
+  let outcome: E2eOutcome | undefined;
+  try {
+    outcome = await runE2e(settings, { cleanup, interrupted, say });
+  } catch (error: unknown) {
+    if (!interrupted()) say(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  } finally {
+    await cleanup.run();
+  }
+  if (outcome === undefined) return 1;
+  // Printed after the cleanup, so that it is the last line.
+  process.stdout.write(
+    `${JSON.stringify({ bench: 'steady', ...outcome.result, measured_by: 'bench/scenarios/steady.ts' })}\n`,
+  );
+  return outcome.code;
 }

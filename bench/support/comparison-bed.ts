@@ -24,9 +24,16 @@ import {
   type MirrorMakerInfo,
   type MirrorMakerOffsetTranslation,
 } from '@offsetsync/testbed';
-import { acquireTestbed, releaseTestbed, type BenchTestbed } from './bench-testbed.js';
+import {
+  acquireTestbed,
+  releaseTestbed,
+  type AcquiredTestbed,
+  type Cleanup,
+  type Role,
+  type ServiceProcess,
+} from '@offsetsync/harness';
 import { sourceIndexOf } from './mm2-compare.js';
-import { startBenchService, type BenchRole, type BenchService } from './service-process.js';
+import { startBenchService } from './bench-service.js';
 
 const { Kafka, logLevel } = kafkajs;
 
@@ -46,45 +53,13 @@ export const MM2_TUNED: Omit<MirrorMakerOffsetTranslation, 'groups'> = {
 /** Source alias, and so the prefix the tuned MirrorMaker's default replication policy gives topic names. */
 const SOURCE = 'source';
 const TARGET = 'target';
-const ROLES: readonly BenchRole[] = ['collector', 'translator', 'committer'];
-
-/**
- * Undo steps, run last registered first, once, whether the run ends, fails or is interrupted. A step
- * registered while the cleanup runs (something that was starting when it began) runs next.
- */
-export class Cleanup {
-  private readonly steps: Array<{ what: string; run: () => Promise<unknown> }> = [];
-  private running: Promise<void> | undefined;
-  failed = true;
-
-  constructor(private readonly say: (line: string) => void) {}
-
-  push(what: string, run: () => Promise<unknown>): void {
-    this.steps.push({ what, run });
-  }
-
-  /** True once the cleanup has begun: start nothing new. */
-  get stopping(): boolean {
-    return this.running !== undefined;
-  }
-
-  run(): Promise<void> {
-    this.running ??= (async () => {
-      for (let step = this.steps.pop(); step !== undefined; step = this.steps.pop()) {
-        try {
-          await step.run();
-        } catch (error: unknown) {
-          this.say(`cleanup: ${step.what} failed: ${String(error)}`);
-        }
-      }
-    })();
-    return this.running;
-  }
-}
+/** The services of the pipeline; the benchmarks run no health service. */
+type PipelineRole = Exclude<Role, 'health'>;
+const ROLES: readonly PipelineRole[] = ['collector', 'translator', 'committer'];
 
 export interface ComparisonBed {
   run: string;
-  testbed: BenchTestbed;
+  testbed: AcquiredTestbed;
   source: KafkaAdapter;
   target: KafkaAdapter;
   sourceKafka: kafkajs.Kafka;
@@ -97,7 +72,7 @@ export interface ComparisonBed {
   mirrorMakers: Record<MirrorMakerSystem, MirrorMakerInfo>;
   nc: NatsConnection;
   /** offsetsync's service processes once started (collector, translator, committer). */
-  services: readonly BenchService[];
+  services: readonly ServiceProcess[];
   /**
    * With `systemsStart: 'deferred'`: starts the selected systems' group sync, all at once (offsetsync's
    * services; each selected MirrorMaker restarted with its groups). May be called again for other systems;
@@ -298,7 +273,7 @@ export async function startComparisonBed(options: {
     probes: { port: 0 },
     logging: { level: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'warn' },
   };
-  const sections: Record<BenchRole, Record<string, unknown>> = {
+  const sections: Record<PipelineRole, Record<string, unknown>> = {
     collector: {
       collector: {
         cluster: SOURCE,
@@ -310,7 +285,7 @@ export async function startComparisonBed(options: {
     translator: { translator: { target: TARGET, pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' } },
     committer: { committer: { target: TARGET } },
   };
-  const services: BenchService[] = [];
+  const services: ServiceProcess[] = [];
   const startServices = async (): Promise<void> => {
     for (const role of ROLES) {
       if (cleanup.stopping) throw new Error(`not starting the ${role}: the benchmark is stopping`);
@@ -436,14 +411,4 @@ export async function committedOn(
 ): Promise<Map<number, number>> {
   const offsets = await adapter.fetchCommittedOffsets(group, [topic]);
   return new Map(offsets.filter((o) => o.offset >= 0).map((o) => [o.partition, o.offset]));
-}
-
-/** Installs SIGINT/SIGTERM handlers that run the cleanup and exit 130. */
-export function stopOnSignals(cleanup: Cleanup, say: (line: string) => void): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      say(`${signal}: stopping what the benchmark started`);
-      void cleanup.run().finally(() => process.exit(130));
-    });
-  }
 }

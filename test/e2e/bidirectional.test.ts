@@ -3,13 +3,12 @@
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import type { KafkaAdapter } from '@offsetsync/kafka';
 import { Names, parseCommitMetadata, ServiceRole } from '@offsetsync/contracts';
+import { startReplicator, startService } from '@offsetsync/harness';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startReplicator } from '../support/replicator.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 const PARTITIONS = 3;

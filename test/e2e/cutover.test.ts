@@ -7,14 +7,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { stringify } from 'yaml';
+import { startReplicator, startService } from '@offsetsync/harness';
 import { freePort } from '../infra/free-port.js';
 import { REPO_ROOT } from '../infra/testbed.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startReplicator } from '../support/replicator.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 const CLI = join(REPO_ROOT, 'cli', 'bin', 'offsetsync.js');

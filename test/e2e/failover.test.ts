@@ -11,13 +11,12 @@ import {
   OffsetTranslated,
   TranslationOutcome,
 } from '@offsetsync/contracts';
+import { readPartition, startReplicator, startService } from '@offsetsync/harness';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { readPartition, startReplicator } from '../support/replicator.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 const PARTITIONS = 6;

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { LinkState, Names, PartitionSyncState, ServiceRole, type LinkStatus } from '@offsetsync/contracts';
 import { ServingStatus } from '@offsetsync/runtime';
+import { startReplicator, startService } from '@offsetsync/harness';
 import { freePort } from '../infra/free-port.js';
 import { REPO_ROOT } from '../infra/testbed.js';
 import { waitFor } from '../infra/wait.js';
@@ -17,8 +18,6 @@ import { healthClients } from '../support/health-client.js';
 import { heartbeats, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startReplicator } from '../support/replicator.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 const LINK = 'offsetsync.link/source/target';

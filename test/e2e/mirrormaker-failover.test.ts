@@ -6,12 +6,12 @@
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { ApplyOutcome, Names, OffsetApplied } from '@offsetsync/contracts';
 import { ensureKafkaDistribution, startMirrorMaker, stopMirrorMaker } from '@offsetsync/testbed';
+import { startService } from '@offsetsync/harness';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 const PARTITIONS = 3;

@@ -13,14 +13,20 @@ import {
   SkipReason,
   TranslationOutcome,
 } from '@offsetsync/contracts';
+import {
+  type ReplicatorOptions,
+  type Role,
+  type ServiceProcess,
+  startReplicator,
+  startService,
+  type TestReplicator,
+} from '@offsetsync/harness';
 import { assertToolSucceeded, consumerGroupsCommand } from '../infra/kafka-tools.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig, type TestConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startReplicator, type ReplicatorOptions, type TestReplicator } from '../support/replicator.js';
-import { startService, type Role, type ServiceProcess } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 

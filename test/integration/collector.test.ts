@@ -11,6 +11,7 @@ import {
   ServiceRole,
 } from '@offsetsync/contracts';
 import { recordFingerprint } from '@offsetsync/kafka';
+import { startService } from '@offsetsync/harness';
 import {
   encodeGroupMetadataKey,
   encodeOffsetCommitKey,
@@ -23,7 +24,6 @@ import { heartbeats, lastOnSubject, natsConnection, subjectsIn } from '../suppor
 import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { freePort } from '../infra/free-port.js';
 import { uniqueName } from '../support/names.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 

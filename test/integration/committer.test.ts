@@ -18,13 +18,13 @@ import {
 } from '@offsetsync/contracts';
 import { JetStreamPublisher, publishAll, type StreamMessage } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
+import { startService } from '@offsetsync/harness';
 import { freePort } from '../infra/free-port.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, lastOnSubject, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 const quiet = pino({ level: 'silent' });

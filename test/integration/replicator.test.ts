@@ -1,12 +1,12 @@
-// The test replicator (test/support/replicator.ts) against the test bed's two clusters: what the
+// The test replicator (packages/harness/src/replicator.ts) against the test bed's two clusters: what the
 // end-to-end tests rely on when they compute replayed and skipped records from its offset mapping.
 import type { Kafka as KafkaClient, Message } from 'kafkajs';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { KafkaAdapter, type FetchedRecord } from '@offsetsync/kafka';
 import { createLogger } from '@offsetsync/runtime';
+import { readPartition, startReplicator, type TestReplicator } from '@offsetsync/harness';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { readPartition, startReplicator, type TestReplicator } from '../support/replicator.js';
 
 const testbed = inject('testbed');
 const logger = createLogger({ service: 'replicator-test', instanceId: 'test', level: 'silent' });

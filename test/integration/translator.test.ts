@@ -11,12 +11,12 @@ import {
   TranslationOutcome,
 } from '@offsetsync/contracts';
 import { recordFingerprint } from '@offsetsync/kafka';
+import { startService } from '@offsetsync/harness';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { lastOnSubject, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
-import { startService } from '../support/service-process.js';
 
 const testbed = inject('testbed');
 

@@ -26,6 +26,31 @@ type Tree = Record<string, unknown>;
 
 const commandNames = new Set(commands.map((command) => command.name));
 
+/**
+ * The workspaces (folders) that `@offsetsync/cli` needs in production: it and, transitively, every
+ * workspace package among its `dependencies` (not its devDependencies).
+ */
+function productionWorkspaces(workspaces: readonly string[]): string[] {
+  const folderOf = new Map<string, string>();
+  const dependenciesOf = new Map<string, string[]>();
+  for (const folder of workspaces) {
+    const manifest = JSON.parse(readFileSync(join(ROOT, folder, 'package.json'), 'utf8')) as {
+      name: string;
+      dependencies?: Record<string, string>;
+    };
+    folderOf.set(manifest.name, folder);
+    dependenciesOf.set(manifest.name, Object.keys(manifest.dependencies ?? {}));
+  }
+  const needed = new Set<string>();
+  const visit = (name: string): void => {
+    if (needed.has(name) || !folderOf.has(name)) return;
+    needed.add(name);
+    for (const dependency of dependenciesOf.get(name) ?? []) visit(dependency);
+  };
+  visit('@offsetsync/cli');
+  return [...needed].map((name) => folderOf.get(name) as string);
+}
+
 function isTree(value: unknown): value is Tree {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -57,14 +82,27 @@ describe('deploy/compose.yaml', () => {
   const services = compose.services as Record<string, Tree>;
   const offsetsyncServices = Object.entries(services).filter(([, s]) => s.image === 'offsetsync:local');
 
-  it('builds the image with every workspace: its package.json before npm ci, its sources and its build', () => {
+  it('builds the image with every workspace and ships only what the CLI runs with', () => {
     const dockerfile = readFileSync(join(DEPLOY, 'Dockerfile'), 'utf8');
+    const runtimeStage = dockerfile.slice(dockerfile.indexOf(' AS runtime'));
     const workspaces = (
       JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] }
     ).workspaces;
+    const production = productionWorkspaces(workspaces);
+    expect(production).toContain('cli');
     for (const workspace of workspaces) {
+      // Every package.json before npm ci (the lock file names every workspace), every source in the build.
       expect(dockerfile, workspace).toContain(`COPY ${workspace}/package.json ${workspace}/`);
-      expect(dockerfile, workspace).toContain(`/app/${workspace}/dist ${workspace}/dist/`);
+      const sources = [workspace, dirname(workspace)].map((folder) => `COPY ${folder} ${folder}/`);
+      expect(
+        sources.some((line) => dockerfile.includes(line)),
+        `${workspace}: one of ${sources.join(', ')}`,
+      ).toBe(true);
+      // The runtime stage holds the build of the workspaces the CLI depends on in production, and
+      // nothing of the others (the launcher of real servers, the test and benchmark harness).
+      if (production.includes(workspace))
+        expect(runtimeStage, workspace).toContain(`/app/${workspace}/dist ${workspace}/dist/`);
+      else expect(runtimeStage, workspace).not.toContain(`${workspace}/`);
     }
   });
 

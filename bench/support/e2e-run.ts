@@ -1,22 +1,15 @@
-// End-to-end latency: how long after a consumer group commits on the source cluster its translated
-// offset is committed on the target, with the three services running as processes, at 1 000 commits/s
-// over 10 000 group partitions.
-//
-//   npm run -s bench:e2e                                # 1 000 commits/s for 60 s
-//   BENCH_SECONDS=30 npm run -s bench:e2e
-//   OFFSETSYNC_TESTBED=reuse npm run -s bench:e2e       # against `npm run infra -- up`
-//   BENCH_PROFILE=1 npm run -s bench:e2e                # CPU profiles of the services into .infra/profiles
-//   BENCH_NODE_ARGS=--max-semi-space-size=32 npm run -s bench:e2e  # Node.js options for the services
-//   BENCH_STAGES=0 npm run -s bench:e2e                 # no per-stage breakdown (less work for the bench)
-//   BENCH_RATE=200 BENCH_COALESCE_MS=100 BENCH_SOURCE_CONNECTIONS=8 npm run -s bench:e2e
+// The end-to-end workload of the steady scenario (bench/scenarios/steady.ts, which `npm run -s bench:e2e`
+// runs): how long after a consumer group commits on the source cluster its translated offset is committed
+// on the target, with the three services running as processes, at 1 000 commits/s over 10 000 group
+// partitions.
 //
 // Runs against real servers: the test bed's two Kafka clusters and nats-server (its own, always stopped
 // at the end, unless OFFSETSYNC_TESTBED=reuse). It fills a topic on the source, copies it to the target
 // with the test replicator, starts the built collector, translator and committer, commits every group
 // partition once and waits until all of them are applied (the warm-up, which is also the bootstrap
 // time), then commits at a steady rate with admin-style OffsetCommit requests and measures, from the
-// OffsetApplied events, the time from each source commit to the target commit. Prints a progress line a
-// second and, last, one JSON line.
+// OffsetApplied events, the time from each source commit to the target commit. Says a progress line a
+// second and returns the result, which the scenario prints as its JSON line.
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { cpus, loadavg } from 'node:os';
@@ -32,48 +25,63 @@ import {
   type JsMsg,
 } from 'nats';
 import pino from 'pino';
-import {
-  ApplyOutcome,
-  Heartbeat,
-  Names,
-  OffsetApplied,
-  OffsetCommitted,
-  OffsetTranslated,
-  SkipReason,
-} from '@offsetsync/contracts';
+import { Heartbeat, Names, OffsetApplied, OffsetCommitted, OffsetTranslated } from '@offsetsync/contracts';
 import { provisionStreams, streamSpecs } from '@offsetsync/jetstream';
 import { KafkaAdapter, type CommitEntry } from '@offsetsync/kafka';
-import { REPO_ROOT } from '../test/infra/testbed.js';
-import { TestReplicator } from '../test/support/replicator.js';
-import { acquireTestbed, releaseTestbed, type BenchTestbed } from './support/bench-testbed.js';
 import {
-  commitKey,
-  LatencySamples,
-  StageTracker,
-  STAGES,
-  type LatencySummary,
-} from './support/e2e-latency.js';
-import { startBenchService, type BenchRole, type BenchService } from './support/service-process.js';
-import { E2eWorkload } from './support/e2e-workload.js';
-import { cpuSeconds, machineBusySeconds, RssSampler } from './support/process-stats.js';
+  acquireTestbed,
+  releaseTestbed,
+  TestReplicator,
+  type AcquiredTestbed,
+  type Cleanup,
+  type Role,
+  type ServiceProcess,
+} from '@offsetsync/harness';
+import { REPO_ROOT } from '@offsetsync/testbed';
+import { startBenchService } from './bench-service.js';
+import { Ledger, type Phase } from './e2e-ledger.js';
+import { commitKey, StageTracker, STAGES, type LatencySummary } from './e2e-latency.js';
+import { E2eWorkload } from './e2e-workload.js';
+import { cpuSeconds, machineBusySeconds, RssSampler } from './process-stats.js';
 
 const { Kafka, logLevel } = kafkajs;
 
 /** Latency targets; a run that misses one still reports, and exits 1. */
 const TARGET_P50_MS = 100;
 const TARGET_P99_MS = 1_000;
-const RATE = positiveNumber('BENCH_RATE', 1_000);
-const SECONDS = positiveNumber('BENCH_SECONDS', 60);
-const COALESCE_WINDOW_MS = positiveNumber('BENCH_COALESCE_MS', 20);
-const STAGES_ON = process.env.BENCH_STAGES !== '0';
-/**
- * Connections the load generator commits through. A broker handles one request of a connection at a
- * time, and an OffsetCommit holds it until the coordinator wrote the commit (up to
- * group.coordinator.append.linger.ms, 5 ms): one connection tops out near 100 group commits a second.
- * Real groups commit from connections of their own.
- */
-const SOURCE_CONNECTIONS = positiveNumber('BENCH_SOURCE_CONNECTIONS', 4);
-const PROFILE = process.env.BENCH_PROFILE === '1';
+
+/** What a run does; the steady scenario takes them from its options and the BENCH_* variables. */
+export interface E2eSettings {
+  /** Commits per second during the measurement (BENCH_RATE, default 1 000). */
+  rate: number;
+  /** How long commits are sent at the rate, after the warm-up. */
+  seconds: number;
+  /** The collector's offsets-topic fetch wait (BENCH_COALESCE_MS, default 20). */
+  coalesceWindowMs: number;
+  /** Follow the committed and translated streams too, for the per-stage breakdown (BENCH_STAGES, default on). */
+  stages: boolean;
+  /**
+   * Connections the load generator commits through (BENCH_SOURCE_CONNECTIONS, default 4). A broker handles
+   * one request of a connection at a time, and an OffsetCommit holds it until the coordinator wrote the
+   * commit (up to group.coordinator.append.linger.ms, 5 ms): one connection tops out near 100 group commits
+   * a second. Real groups commit from connections of their own.
+   */
+  sourceConnections: number;
+  /** Run the services with `--cpu-prof` (BENCH_PROFILE=1). */
+  profile: boolean;
+}
+
+/** The settings from the BENCH_* variables, for a run of `seconds`; throws on a value that is no positive number. */
+export function e2eSettingsFrom(env: NodeJS.ProcessEnv, seconds: number): E2eSettings {
+  return {
+    rate: positiveNumber(env, 'BENCH_RATE', 1_000),
+    seconds,
+    coalesceWindowMs: positiveNumber(env, 'BENCH_COALESCE_MS', 20),
+    stages: env.BENCH_STAGES !== '0',
+    sourceConnections: positiveNumber(env, 'BENCH_SOURCE_CONNECTIONS', 4),
+    profile: env.BENCH_PROFILE === '1',
+  };
+}
 
 const GROUPS = 1_000;
 const PARTITIONS = 10;
@@ -81,161 +89,28 @@ const RECORDS_PER_PARTITION = 2_000;
 const HEARTBEAT_INTERVAL_MS = 1_000;
 const SOURCE = 'source';
 const TARGET = 'target';
-const ROLES: readonly BenchRole[] = ['collector', 'translator', 'committer'];
+/** The services of the pipeline; the benchmarks run no health service. */
+type PipelineRole = Exclude<Role, 'health'>;
+const ROLES: readonly PipelineRole[] = ['collector', 'translator', 'committer'];
 /** Source commit requests in flight at once; more means the broker (or the bench) cannot keep up. */
 const MAX_COMMITS_IN_FLIGHT = 64;
 /** Groups committed at once during the warm-up. */
 const WARMUP_CONCURRENCY = 16;
 const PIPELINE_READY_TIMEOUT_MS = 120_000;
 const WARMUP_TIMEOUT_MS = 300_000;
-/** How long the last commits may take to come back; long enough to drain a backlog of the whole run. */
-const DRAIN_TIMEOUT_MS = Math.max(120_000, SECONDS * 3_000);
 const POLL_INTERVAL_MS = 20;
 
-function positiveNumber(name: string, fallback: number): number {
-  const text = process.env[name];
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
   if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number: ${text}`);
   return value;
 }
 
-function say(line: string): void {
-  console.log(`e2e: ${line}`);
-}
-
 function round(value: number, digits: number): number {
   const factor = 10 ** digits;
   return Math.round(value * factor) / factor;
-}
-
-// --- cleanup ---------------------------------------------------------------------------------------
-
-/** Undo steps, run last registered first, once, whether the run ends, fails or is interrupted. */
-const undo: Array<{ what: string; run: () => Promise<unknown> }> = [];
-let cleaning: Promise<void> | undefined;
-
-function cleanUp(): Promise<void> {
-  cleaning ??= (async () => {
-    for (const step of undo.reverse()) {
-      try {
-        await step.run();
-      } catch (error: unknown) {
-        console.error(`e2e: cleanup: ${step.what} failed: ${String(error)}`);
-      }
-    }
-  })();
-  return cleaning;
-}
-
-/** Set on SIGINT/SIGTERM: what fails after it is a consequence, not news, and keeps no logs. */
-let interrupted = false;
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    interrupted = true;
-    say(`${signal}: stopping what the benchmark started`);
-    void cleanUp().finally(() => process.exit(130));
-  });
-}
-
-// --- what came back ----------------------------------------------------------------------------------
-
-type Phase = 'probe' | 'warmup' | 'measure';
-
-/**
- * The commits made and what the committer reported about each: every commit is expected once, by key,
- * until its OffsetApplied event arrives (applied or skipped).
- */
-class Ledger {
-  private readonly expected = new Map<string, Phase>();
-  /**
-   * Open commits per group partition: source offset -> when it was sent (epoch ms). The streams keep the
-   * last event per key, so a commit still waiting in a stream when the next one of its group partition
-   * arrives is replaced by it, and only the newer one comes back: an event for a newer offset resolves
-   * the older open ones as superseded.
-   */
-  private readonly openOf = new Map<string, Map<number, number>>();
-  readonly superseded: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
-  readonly open: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
-  /** Source commits the broker accepted. */
-  readonly committed: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
-  readonly resolved: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
-  readonly latency: Record<Phase, LatencySamples> = {
-    probe: new LatencySamples(),
-    warmup: new LatencySamples(),
-    measure: new LatencySamples(),
-  };
-  readonly skipped: Record<Phase, Record<string, number>> = { probe: {}, warmup: {}, measure: {} };
-  /** When the last event of each phase arrived (epoch ms). */
-  readonly lastResolvedAtMs: Record<Phase, number> = { probe: 0, warmup: 0, measure: 0 };
-  /** Round trip of the source OffsetCommit requests. */
-  readonly commitRoundTrip: Record<Phase, LatencySamples> = {
-    probe: new LatencySamples(),
-    warmup: new LatencySamples(),
-    measure: new LatencySamples(),
-  };
-  commitErrors = 0;
-  lastCommitError: string | undefined;
-  /** OffsetApplied events for no open commit: repeats after a redelivery, or another run's groups. */
-  unmatchedEvents = 0;
-
-  constructor(private readonly stages: StageTracker | undefined) {}
-
-  expect(key: string, phase: Phase, group: string, partition: number, sourceOffset: number): void {
-    this.expected.set(key, phase);
-    const partitionKey = `${group}\u0000${partition}`;
-    let open = this.openOf.get(partitionKey);
-    if (open === undefined) this.openOf.set(partitionKey, (open = new Map<number, number>()));
-    open.set(sourceOffset, Date.now());
-    this.open[phase] += 1;
-    if (phase === 'measure') this.stages?.track(key);
-  }
-
-  /** A commit the broker refused: nothing will come back for it. */
-  forget(key: string): void {
-    const phase = this.expected.get(key);
-    if (phase === undefined) return;
-    this.expected.delete(key);
-    this.open[phase] -= 1;
-  }
-
-  onApplied(event: OffsetApplied, storedAtMs: number): void {
-    this.stages?.applied(event, storedAtMs);
-    const key = commitKey(event.group, event.partition, event.sourceOffset);
-    const phase = this.expected.get(key);
-    if (phase === undefined) {
-      this.unmatchedEvents += 1;
-      return;
-    }
-    const open = this.openOf.get(`${event.group}\u0000${event.partition}`);
-    open?.delete(event.sourceOffset);
-    for (const [offset, sentAtMs] of open ?? []) {
-      if (offset >= event.sourceOffset) continue;
-      open?.delete(offset);
-      const olderKey = commitKey(event.group, event.partition, offset);
-      const olderPhase = this.expected.get(olderKey);
-      if (olderPhase === undefined) continue;
-      this.expected.delete(olderKey);
-      this.open[olderPhase] -= 1;
-      this.resolved[olderPhase] += 1;
-      this.superseded[olderPhase] += 1;
-      // Its position reached the target with the newer commit: measured from when it was sent, which is a
-      // little before the broker stamped it.
-      if (event.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED)
-        this.latency[olderPhase].add(event.appliedAtMs - sentAtMs);
-    }
-    this.expected.delete(key);
-    this.open[phase] -= 1;
-    this.resolved[phase] += 1;
-    this.lastResolvedAtMs[phase] = Date.now();
-    if (event.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED) {
-      this.latency[phase].add(event.appliedAtMs - event.sourceCommitTimestampMs);
-    } else {
-      const reason = SkipReason[event.skipReason].replace(/^SKIP_REASON_/, '').toLowerCase();
-      this.skipped[phase][reason] = (this.skipped[phase][reason] ?? 0) + 1;
-    }
-  }
 }
 
 /** Follows a stream's subjects from now on, in order, with an ordered consumer (no durable state). */
@@ -263,7 +138,7 @@ function storedAtMs(message: JsMsg): number {
 async function lastHeartbeat(
   jsm: JetStreamManager,
   names: Names,
-  role: BenchRole,
+  role: Role,
   instanceId: string,
 ): Promise<Heartbeat | undefined> {
   try {
@@ -329,19 +204,37 @@ function latencyText(summary: LatencySummary | undefined): string {
 // --- the run -----------------------------------------------------------------------------------------
 
 /** The exit code and the result line, printed after the cleanup so that it is the last line. */
-interface Outcome {
+export interface E2eOutcome {
   code: number;
   result: Record<string, unknown>;
 }
 
-async function run(): Promise<Outcome> {
+/**
+ * Runs the workload; every step registers its undo on `cleanup`, which the caller runs (and sets
+ * `cleanup.failed` to false only when the run met its targets). `interrupted` tells whether a signal
+ * arrived: what fails after it is a consequence, not news, and keeps no logs.
+ */
+export async function runE2e(
+  settings: E2eSettings,
+  context: { cleanup: Cleanup; interrupted: () => boolean; say: (line: string) => void },
+): Promise<E2eOutcome> {
+  const { cleanup, interrupted, say } = context;
+  const {
+    rate: RATE,
+    seconds: SECONDS,
+    coalesceWindowMs: COALESCE_WINDOW_MS,
+    stages: STAGES_ON,
+    sourceConnections: SOURCE_CONNECTIONS,
+    profile: PROFILE,
+  } = settings;
+  /** How long the last commits may take to come back; long enough to drain a backlog of the whole run. */
+  const DRAIN_TIMEOUT_MS = Math.max(120_000, SECONDS * 3_000);
   const suffix = randomBytes(4).toString('hex');
   const topic = `bench-e2e-${suffix}`;
   const groupPrefix = `bench-e2e-${suffix}-`;
   const probeGroup = `${groupPrefix}probe`;
   const collectorGroup = `offsetsync-bench-e2e-${suffix}`;
   const names = new Names(`bench_e2e_${suffix}`);
-  let failed = true;
   const loadAtStart = loadavg()[0] ?? 0;
   say(`${cpus().length} cores, load average ${loadAtStart.toFixed(2)}`);
   say(
@@ -350,25 +243,22 @@ async function run(): Promise<Outcome> {
   );
 
   const testbedStart = acquireTestbed({ log: (line) => say(`test bed: ${line}`) });
-  undo.push({
-    what: 'stopping the test bed',
-    run: async () => {
-      const testbed = await testbedStart.catch(() => undefined);
-      if (testbed === undefined) return;
-      const kept = await releaseTestbed(testbed, { keepLogs: failed && !interrupted });
-      if (kept !== undefined) say(`server logs kept in ${kept}`);
-    },
+  cleanup.push('stopping the test bed', async () => {
+    const testbed = await testbedStart.catch(() => undefined);
+    if (testbed === undefined) return;
+    const kept = await releaseTestbed(testbed, { keepLogs: cleanup.failed && !interrupted() });
+    if (kept !== undefined) say(`server logs kept in ${kept}`);
   });
-  const testbed: BenchTestbed = await testbedStart;
+  const testbed: AcquiredTestbed = await testbedStart;
   const { source, target, nats } = testbed.info;
 
-  // stdout is for progress and the result; kafkajs' complaints (retried by itself) go to stderr.
+  // kafkajs' complaints (retried by itself) go with the progress lines.
   const kafkaLog =
     (cluster: string): kafkajs.logCreator =>
     () =>
     ({ log }) => {
       const error: unknown = log.error;
-      console.error(`e2e: kafkajs (${cluster}): ${log.message} ${typeof error === 'string' ? error : ''}`);
+      say(`kafkajs (${cluster}): ${log.message} ${typeof error === 'string' ? error : ''}`);
     };
   const sourceKafka = new Kafka({
     clientId: 'offsetsync-bench-e2e',
@@ -384,10 +274,10 @@ async function run(): Promise<Outcome> {
   });
   const sourceAdmin = sourceKafka.admin();
   await sourceAdmin.connect();
-  undo.push({ what: 'disconnecting the source admin client', run: () => sourceAdmin.disconnect() });
+  cleanup.push('disconnecting the source admin client', () => sourceAdmin.disconnect());
   const targetAdmin = targetKafka.admin();
   await targetAdmin.connect();
-  undo.push({ what: 'disconnecting the target admin client', run: () => targetAdmin.disconnect() });
+  cleanup.push('disconnecting the target admin client', () => targetAdmin.disconnect());
   const adapterFor = (bootstrapServers: string): KafkaAdapter =>
     new KafkaAdapter({
       cluster: { bootstrapServers: [bootstrapServers], connectionTimeoutMs: 3_000, requestTimeoutMs: 10_000 },
@@ -397,15 +287,14 @@ async function run(): Promise<Outcome> {
   const sourceAdapters = Array.from({ length: SOURCE_CONNECTIONS }, () =>
     adapterFor(source.bootstrapServers),
   );
-  undo.push({
-    what: 'disconnecting the source adapters',
-    run: () => Promise.all(sourceAdapters.map((a) => a.disconnect())),
-  });
+  cleanup.push('disconnecting the source adapters', () =>
+    Promise.all(sourceAdapters.map((a) => a.disconnect())),
+  );
   const sourceAdapter = sourceAdapters[0] as KafkaAdapter;
   const targetAdapter = adapterFor(target.bootstrapServers);
-  undo.push({ what: 'disconnecting the target adapter', run: () => targetAdapter.disconnect() });
+  cleanup.push('disconnecting the target adapter', () => targetAdapter.disconnect());
   const nc = await connect({ servers: nats.url });
-  undo.push({ what: 'closing the NATS connection', run: () => nc.close() });
+  cleanup.push('closing the NATS connection', () => nc.close());
   const jsm = await nc.jetstreamManager();
   const js = nc.jetstream();
 
@@ -421,19 +310,16 @@ async function run(): Promise<Outcome> {
 
   if (!testbed.owned) {
     // A shared test bed outlives the run: leave it as it was found. Runs after the services stopped.
-    undo.push({
-      what: 'removing the topics, groups and streams of this run',
-      run: async () => {
-        const groups = [...workload.groups, probeGroup];
-        await sourceAdmin.deleteGroups([...groups, collectorGroup]).catch(() => undefined);
-        await targetAdmin.deleteGroups(groups).catch(() => undefined);
-        await sourceAdmin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-        await targetAdmin.deleteTopics({ topics: [topic] }).catch(() => undefined);
-        for (const kind of ['committed', 'translated', 'applied', 'heartbeats'] as const) {
-          await jsm.streams.delete(names.stream(kind)).catch(() => false);
-        }
-        await jsm.streams.delete(`KV_${names.bucket('applied-versions')}`).catch(() => false);
-      },
+    cleanup.push('removing the topics, groups and streams of this run', async () => {
+      const groups = [...workload.groups, probeGroup];
+      await sourceAdmin.deleteGroups([...groups, collectorGroup]).catch(() => undefined);
+      await targetAdmin.deleteGroups(groups).catch(() => undefined);
+      await sourceAdmin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await targetAdmin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      for (const kind of ['committed', 'translated', 'applied', 'heartbeats'] as const) {
+        await jsm.streams.delete(names.stream(kind)).catch(() => false);
+      }
+      await jsm.streams.delete(`KV_${names.bucket('applied-versions')}`).catch(() => false);
     });
   }
 
@@ -468,7 +354,7 @@ async function run(): Promise<Outcome> {
     topic,
     maxBatchRecords: 500,
   });
-  undo.push({ what: 'stopping the replicator', run: () => replicator.stop() });
+  cleanup.push('stopping the replicator', () => replicator.stop());
   await replicator.start();
   await replicator.waitUntilCaughtUp(120_000);
   // Nothing more is written to the topic: the replicator would only poll.
@@ -496,10 +382,9 @@ async function run(): Promise<Outcome> {
     if (followErrors === 1) say(`event follower: ${error.message}`);
   };
   const subscriptions: JetStreamSubscription[] = [];
-  undo.push({
-    what: 'stopping the event followers',
-    run: () => Promise.resolve(subscriptions.forEach((s) => s.unsubscribe())),
-  });
+  cleanup.push('stopping the event followers', () =>
+    Promise.resolve(subscriptions.forEach((s) => s.unsubscribe())),
+  );
   subscriptions.push(
     await follow(
       js,
@@ -541,7 +426,7 @@ async function run(): Promise<Outcome> {
     probes: { port: 0 },
     logging: { level: 'warn' },
   };
-  const sections: Record<BenchRole, Record<string, unknown>> = {
+  const sections: Record<PipelineRole, Record<string, unknown>> = {
     collector: {
       collector: {
         cluster: SOURCE,
@@ -553,9 +438,9 @@ async function run(): Promise<Outcome> {
     translator: { translator: { target: TARGET } },
     committer: { committer: { target: TARGET } },
   };
-  const instanceId = (role: BenchRole): string => `bench-e2e-${role}`;
+  const instanceId = (role: PipelineRole): string => `bench-e2e-${role}`;
   const profileDir = join(REPO_ROOT, '.infra', 'profiles');
-  const services = {} as Record<BenchRole, BenchService>;
+  const services = {} as Record<PipelineRole, ServiceProcess>;
   for (const role of ROLES) {
     const service = await startBenchService(
       role,
@@ -565,14 +450,11 @@ async function run(): Promise<Outcome> {
       },
     );
     services[role] = service;
-    undo.push({
-      what: `stopping the ${role}`,
-      run: async () => {
-        const code = await service.stop();
-        if (code !== 0 && !interrupted) say(`the ${role} exited with code ${String(code)}`);
-        if (failed && !interrupted) say(`${role} config and log kept in ${service.dir}`);
-        else await rm(service.dir, { recursive: true, force: true });
-      },
+    cleanup.push(`stopping the ${role}`, async () => {
+      const code = await service.stop();
+      if (code !== 0 && !interrupted()) say(`the ${role} exited with code ${String(code)}`);
+      if (cleanup.failed && !interrupted()) say(`${role} config and log kept in ${service.dir}`);
+      else await rm(service.dir, { recursive: true, force: true });
     });
   }
   const checkServices = (): void => {
@@ -597,14 +479,13 @@ async function run(): Promise<Outcome> {
   );
 
   const rss = Object.fromEntries(ROLES.map((role) => [role, new RssSampler(services[role].pid)])) as Record<
-    BenchRole,
+    PipelineRole,
     RssSampler
   >;
   for (const sampler of Object.values(rss)) sampler.start(250);
-  undo.push({
-    what: 'stopping the memory samplers',
-    run: () => Promise.resolve(Object.values(rss).forEach((s) => s.stop())),
-  });
+  cleanup.push('stopping the memory samplers', () =>
+    Promise.resolve(Object.values(rss).forEach((s) => s.stop())),
+  );
   const pids: Record<string, number> = {
     ...Object.fromEntries(ROLES.map((role) => [role, services[role].pid])),
     source_kafka: source.pid,
@@ -677,7 +558,7 @@ async function run(): Promise<Outcome> {
     );
     previous = { at: now, committed, resolved, cpu };
   }, 1_000);
-  undo.push({ what: 'stopping the progress lines', run: () => Promise.resolve(clearInterval(reporter)) });
+  cleanup.push('stopping the progress lines', () => Promise.resolve(clearInterval(reporter)));
   const enterPhase = (next: Phase): void => {
     phase = next;
     phaseStartedAt[next] = performance.now();
@@ -821,11 +702,10 @@ async function run(): Promise<Outcome> {
   if (commitsPerSec < 0.95 * RATE) say(`the source commit rate fell short of ${RATE}/s`);
   const roundTrip = ledger.commitRoundTrip.measure.summary();
   const skippedCount = Object.values(ledger.skipped.measure).reduce((sum, n) => sum + n, 0);
-  failed = !ok;
+  cleanup.failed = !ok;
   return {
     code: ok ? 0 : 1,
     result: {
-      bench: 'e2e',
       p50_ms: measured?.p50_ms ?? null,
       p99_ms: measured?.p99_ms ?? null,
       max_ms: measured?.max_ms ?? null,
@@ -878,15 +758,3 @@ async function run(): Promise<Outcome> {
     },
   };
 }
-
-let outcome: Outcome | undefined;
-try {
-  outcome = await run();
-  process.exitCode = outcome.code;
-} catch (error: unknown) {
-  if (!interrupted) console.error(error);
-  process.exitCode = 1;
-} finally {
-  await cleanUp();
-}
-if (outcome !== undefined) console.log(JSON.stringify(outcome.result));

@@ -1,15 +1,15 @@
-// The servers a benchmark runs against: the test bed that `npm run infra -- up` started (with
-// OFFSETSYNC_TESTBED=reuse, as the integration tests do), or a fresh one of its own that it always stops.
-import { isAlive } from '../../test/infra/processes.js';
+// The servers a test run or a benchmark runs against: the test bed that `npm run infra -- up` started
+// (with OFFSETSYNC_TESTBED=reuse), or a fresh one of its own that it always stops.
 import {
+  isAlive,
   readTestbedFile,
   startTestbed,
   stopTestbed,
   testbedStateFile,
   type TestbedInfo,
-} from '../../test/infra/testbed.js';
+} from '@offsetsync/testbed';
 
-export interface BenchTestbed {
+export interface AcquiredTestbed {
   info: TestbedInfo;
   /** True when this run started the servers (and so must stop them). */
   owned: boolean;
@@ -22,14 +22,14 @@ export interface BenchTestbed {
 export async function acquireTestbed(options: {
   log: (line: string) => void;
   env?: NodeJS.ProcessEnv;
-}): Promise<BenchTestbed> {
+}): Promise<AcquiredTestbed> {
   const env = options.env ?? process.env;
   if (env.OFFSETSYNC_TESTBED === 'reuse') {
     const file = testbedStateFile(env);
     const info = await readTestbedFile(file);
     if (info === undefined)
       throw new Error(`OFFSETSYNC_TESTBED=reuse but ${file} does not exist: run 'npm run infra -- up'`);
-    const dead = [info.source, info.nats].filter((server) => !isAlive(server.pid));
+    const dead = [info.source, info.target, info.nats].filter((server) => !isAlive(server.pid));
     if (dead.length > 0)
       throw new Error(
         `OFFSETSYNC_TESTBED=reuse but the test bed in ${file} is down: run 'npm run infra -- down' and 'up'`,
@@ -43,7 +43,7 @@ export async function acquireTestbed(options: {
 
 /** Stops an owned test bed (keeping its logs when `keepLogs`); leaves a reused one running. */
 export async function releaseTestbed(
-  testbed: BenchTestbed,
+  testbed: AcquiredTestbed,
   options: { keepLogs: boolean },
 ): Promise<string | undefined> {
   if (!testbed.owned) return undefined;

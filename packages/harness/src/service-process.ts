@@ -1,6 +1,6 @@
-// Runs the built offsetsync services (services/<role>/dist/main.js) as processes of their own, the way
-// they run in production, for the benchmarks. test/support/service-process.ts does the same
-// for tests but ties each process to vitest's test lifecycle; here the caller stops them.
+// Runs a built offsetsync service (services/<role>/dist/main.js) as a process of its own, the way it runs
+// in production, so that tests and benchmarks can stop it politely or kill -9 it. `npm run build` must
+// have run (npm test and the bench scripts do).
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -8,12 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { ENV_PREFIX } from '@offsetsync/runtime';
-import { REPO_ROOT } from '../../test/infra/testbed.js';
+import { REPO_ROOT } from '@offsetsync/testbed';
 
-export type BenchRole = 'collector' | 'translator' | 'committer';
+export type Role = 'collector' | 'translator' | 'committer' | 'health';
 
-export interface BenchService {
-  role: BenchRole;
+export interface ServiceProcess {
+  role: Role;
   pid: number;
   /** Folder holding the config and the log. */
   dir: string;
@@ -22,47 +22,56 @@ export interface BenchService {
   /** Resolves with the exit code (null when ended by a signal). */
   exited: Promise<number | null>;
   running(): boolean;
-  /** SIGTERM, then SIGKILL once `graceMs` (default 15 s) has passed; resolves with the exit code. Runs once. */
+  /**
+   * SIGTERM, then SIGKILL once `graceMs` (default 15 s) has passed; resolves with the exit code. Runs
+   * once: every caller gets the same promise.
+   */
   stop(options?: { graceMs?: number }): Promise<number | null>;
+  /** SIGKILL: a crash, nothing flushed. */
+  kill(): Promise<void>;
+  /** The log so far (JSON lines). */
   log(): Promise<string>;
+}
+
+/** Options of {@link spawnService}. */
+export interface SpawnServiceOptions {
+  /** Environment variables of the service, on top of this process's (without its OFFSETSYNC_* ones). */
+  env?: NodeJS.ProcessEnv;
+  /** Node.js options before the script, e.g. `--cpu-prof`. Default: none. */
+  nodeArgs?: readonly string[];
 }
 
 /**
  * The environment without OFFSETSYNC_* variables: a service reads each of them as a config override and
- * refuses names it does not know, such as OFFSETSYNC_TESTBED, which is meant for the benchmark.
+ * refuses names it does not know, such as OFFSETSYNC_TESTBED, which is meant for the test run.
  */
 function serviceEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith(ENV_PREFIX)));
 }
 
-/** Node.js options for every benchmark service, from `BENCH_NODE_ARGS` (space separated), e.g. `--cpu-prof`. */
-function nodeArgsFromEnvironment(): string[] {
-  return (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
-}
-
 /**
- * Starts `node [BENCH_NODE_ARGS] [nodeArgs] services/<role>/dist/main.js --config <file>` with `config`
- * written as YAML into a fresh temporary folder. `npm run build` must have run.
+ * Starts `node [nodeArgs] services/<role>/dist/main.js --config <file>` with `config` written as YAML
+ * into a fresh temporary folder. The caller stops it (see `startService` for one tied to a test).
  */
-export async function startBenchService(
-  role: BenchRole,
-  config: Record<string, unknown>,
-  options: { nodeArgs?: readonly string[] } = {},
-): Promise<BenchService> {
+export async function spawnService(
+  role: Role,
+  config: unknown,
+  options: SpawnServiceOptions = {},
+): Promise<ServiceProcess> {
   const main = join(REPO_ROOT, 'services', role, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first`);
-  const dir = await mkdtemp(join(tmpdir(), `offsetsync-bench-${role}-`));
+  if (!existsSync(main)) throw new Error(`${main} is missing: run 'npm run build' first (npm test does)`);
+  const dir = await mkdtemp(join(tmpdir(), `offsetsync-${role}-`));
   const configFile = join(dir, 'config.yaml');
   const logFile = join(dir, 'service.log');
   await writeFile(configFile, stringify(config));
   const fd = openSync(logFile, 'a');
   let child;
   try {
-    child = spawn(
-      process.execPath,
-      [...nodeArgsFromEnvironment(), ...(options.nodeArgs ?? []), main, '--config', configFile],
-      { cwd: REPO_ROOT, stdio: ['ignore', fd, fd], env: serviceEnvironment(process.env) },
-    );
+    child = spawn(process.execPath, [...(options.nodeArgs ?? []), main, '--config', configFile], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', fd, fd],
+      env: { ...serviceEnvironment(process.env), ...options.env },
+    });
   } finally {
     closeSync(fd);
   }
@@ -98,6 +107,10 @@ export async function startBenchService(
         }
       })();
       return stopping;
+    },
+    async kill() {
+      if (running()) child.kill('SIGKILL');
+      await exited;
     },
     log: () => readFile(logFile, 'utf8'),
   };

@@ -1,11 +1,10 @@
-// A stand-in for MirrorMaker 2 with an identity replication policy, for end-to-end tests: it copies the
-// committed records of one topic on the source cluster to the topic of the same name on the target
-// cluster, partition p to partition p, keeping key, value, headers and timestamp. Tests steer it (start
-// late, pause, hold records back, write duplicates the way a replicator does after a crash) and read back
-// which target offset each source record landed at, which is what "replayed" and "skipped" records are
-// computed from.
+// A stand-in for MirrorMaker 2 with an identity replication policy, for end-to-end tests and benchmarks:
+// it copies the committed records of one topic on the source cluster to the topic of the same name on the
+// target cluster, partition p to partition p, keeping key, value, headers and timestamp. Tests steer it
+// (start late, pause, hold records back, write duplicates the way a replicator does after a crash) and
+// read back which target offset each source record landed at, which is what "replayed" and "skipped"
+// records are computed from.
 import kafkajs, { type IHeaders, type Message, type Producer } from 'kafkajs';
-import { onTestFinished } from 'vitest';
 import { isRetryable } from '@offsetsync/contracts';
 import { KafkaAdapter, type FetchAnswer, type FetchedRecord, type IsolationLevel } from '@offsetsync/kafka';
 import { createLogger, type KafkaClusterConfig, type Logger } from '@offsetsync/runtime';
@@ -568,14 +567,6 @@ export class TestReplicator {
   private signal(): void {
     this.wakeUp?.();
   }
-}
-
-/** Starts a replicator that is stopped when the current test finishes. */
-export async function startReplicator(options: ReplicatorOptions): Promise<TestReplicator> {
-  const replicator = new TestReplicator(options);
-  onTestFinished(() => replicator.stop());
-  await replicator.start();
-  return replicator;
 }
 
 /**

@@ -15,7 +15,12 @@ import { KafkaRecordSource } from './kafka-record-source.js';
 import { OffsetsTopicConsumer } from './offsets-topic-consumer.js';
 import { OutcomeCounters } from './outcome-counters.js';
 
-export class Collector implements ServiceWorker {
+/**
+ * The collector's worker: reads the offsets topic (intake), hands each chunk to the pipeline, lets the
+ * consumer commit a chunk's position only after JetStream acknowledged its events, and reports progress
+ * and problems in the heartbeats.
+ */
+export class CollectorWorker implements ServiceWorker {
   private readonly adapter: KafkaAdapter;
   private readonly publisher: JetStreamPublisher;
   private readonly pipeline: CollectorPipeline;

@@ -105,6 +105,7 @@ describe('collector pipeline', () => {
     expect(published[0]?.subject).toBe(
       names.committed('src', { group: 'app', topic: 'orders', partition: 0 }),
     );
+    expect(published[0]?.headers?.get('Offsetsync-Event')).toBe('OffsetCommitted');
     expect(published[0]?.headers?.get('traceparent')).toMatch(/^00-[0-9a-f]{32}-/);
     const event = OffsetCommitted.decode(published[0]!.payload);
     expect(event).toMatchObject({

@@ -3,21 +3,13 @@
 // JetStream acknowledged every event. The caller commits the batch's position after that, so a crash
 // re-emits (deduplicated by message id) and never loses a commit.
 import { context, SpanKind, trace, type Tracer } from '@opentelemetry/api';
-import { headers } from 'nats';
-import {
-  AnchorStatus,
-  ErrorCodes,
-  injectTraceContext,
-  isOffsetSyncError,
-  type Names,
-  EVENT_TYPE_HEADER,
-} from '@offsetsync/contracts';
+import { AnchorStatus, ErrorCodes, isOffsetSyncError, type Names } from '@offsetsync/contracts';
 import { type StreamMessage } from '@offsetsync/jetstream';
 import { type Logger } from '@offsetsync/runtime';
 import type { AnchorResolver } from './anchor-resolver.js';
 import { coalesce, type VersionedRecord } from './commit-coalescer.js';
 import type { CommitFilter, FilterVerdict } from './commit-filter.js';
-import { committedEvent, deletedEvent, type OutgoingEvent } from './offset-events.js';
+import { committedEvent, deletedEvent, toStreamMessage, type OutgoingEvent } from './offset-events.js';
 import { decodeOffsetsTopicRecord } from './offsets-topic-decoder.js';
 import type { CollectorOutcome, OutcomeCounters } from './outcome-counters.js';
 
@@ -177,19 +169,16 @@ export class CollectorPipeline {
             'offsetsync.group': event.group,
             'offsetsync.topic': event.topic,
             'offsetsync.partition': event.partition,
-            'offsetsync.event': event.kind,
+            'offsetsync.event': event.event.type,
             'messaging.message.id': event.msgId,
           },
         },
         context.active(),
       ),
     );
-    const messages = events.map((event, i): StreamMessage => {
-      const hdrs = headers();
-      hdrs.set(EVENT_TYPE_HEADER, event.kind);
-      injectTraceContext(hdrs, trace.setSpan(context.active(), spans[i]!));
-      return { subject: event.subject, payload: event.payload, msgId: event.msgId, headers: hdrs };
-    });
+    const messages = events.map((event, i) =>
+      toStreamMessage(event, trace.setSpan(context.active(), spans[i]!)),
+    );
     try {
       await this.options.publish(messages);
     } catch (error: unknown) {

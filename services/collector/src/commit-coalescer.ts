@@ -1,6 +1,6 @@
 // Under load only the newest record per key matters: a group that commits ten times in a batch needs one
 // event. Pure.
-import type { Version } from '@offsetsync/contracts';
+import { compareVersions, type Version } from '@offsetsync/contracts';
 import type { GroupDeletedRecord, OffsetCommitRecord, OffsetDeletedRecord } from './offsets-topic-decoder.js';
 
 export type PassedRecord = OffsetCommitRecord | OffsetDeletedRecord | GroupDeletedRecord;
@@ -16,12 +16,6 @@ function keyOf(record: PassedRecord): string {
     : `p\u0000${record.group}\u0000${record.topic}\u0000${record.partition}`;
 }
 
-function newer(a: Version, b: Version): boolean {
-  return a.offsetsPartition === b.offsetsPartition
-    ? a.offsetsOffset > b.offsetsOffset
-    : a.offsetsPartition > b.offsetsPartition;
-}
-
 /**
  * Keeps the newest record per (group, topic, partition) and per deleted group, in the order their newest
  * records appeared. Returns how many were dropped as superseded.
@@ -34,7 +28,7 @@ export function coalesce(records: readonly VersionedRecord[]): {
   for (const item of records) {
     const key = keyOf(item.record);
     const seen = latest.get(key);
-    if (seen === undefined || newer(item.version, seen.version)) {
+    if (seen === undefined || compareVersions(item.version, seen.version) > 0) {
       latest.delete(key);
       latest.set(key, item);
     }

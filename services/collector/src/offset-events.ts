@@ -1,31 +1,50 @@
-// Turns decoded offsets-topic records into the events the collector publishes. Pure.
+// Turns decoded offsets-topic records into the events the collector publishes, and an event into the
+// stream message the envelope of @offsetsync/contracts makes of it. Pure.
+import type { Context } from '@opentelemetry/api';
 import {
+  committedMessageId,
   DeletionReason,
+  encodeEvent,
   OffsetCommitted,
   OffsetDeleted,
+  type EventOf,
   type Names,
   type Version,
 } from '@offsetsync/contracts';
+import type { StreamMessage } from '@offsetsync/jetstream';
 import type { AnchorResolution } from './anchor-resolver.js';
 import type { OffsetCommitRecord, OffsetDeletedRecord, GroupDeletedRecord } from './offsets-topic-decoder.js';
 
-/** An event ready to publish: subject, bytes, dedup id and what kind of event it is. */
+/** An event ready to publish: the event with its type, where it goes and its dedup id. */
 export interface OutgoingEvent {
+  event: EventOf<'OffsetCommitted'> | EventOf<'OffsetDeleted'>;
   subject: string;
-  /** `Nats-Msg-Id`: source cluster + offsets-topic partition + offset, so a re-published record is dropped. */
+  /**
+   * `Nats-Msg-Id` ({@link committedMessageId}): source cluster + offsets-topic partition + offset, so a
+   * re-published record is dropped.
+   */
   msgId: string;
-  kind: 'OffsetCommitted' | 'OffsetDeleted';
-  payload: Uint8Array;
   /** For logs and spans. */
   group: string;
   topic: string;
   partition: number;
 }
 
-export function messageId(source: string, version: Version): string {
-  return `${source}:${version.offsetsPartition}:${version.offsetsOffset}`;
+/**
+ * The stream message of an event: its envelope (type header, trace context of `trace`), protobuf payload
+ * and message id.
+ */
+export function toStreamMessage(outgoing: OutgoingEvent, trace: Context): StreamMessage {
+  const encoded = encodeEvent(outgoing.event, { subject: outgoing.subject, msgId: outgoing.msgId, trace });
+  return {
+    subject: encoded.subject,
+    payload: encoded.payload,
+    msgId: outgoing.msgId,
+    headers: encoded.headers,
+  };
 }
 
+/** The OffsetCommitted event of a commit, with the anchors resolved for it. */
 export function committedEvent(
   names: Names,
   source: string,
@@ -54,16 +73,16 @@ export function committedEvent(
     observedAtMs,
   });
   return {
+    event: { type: 'OffsetCommitted', event },
     subject: names.committed(source, record),
-    msgId: messageId(source, version),
-    kind: 'OffsetCommitted',
-    payload: OffsetCommitted.encode(event).finish(),
+    msgId: committedMessageId(source, version),
     group: record.group,
     topic: record.topic,
     partition: record.partition,
   };
 }
 
+/** The OffsetDeleted event of an offset tombstone (one partition) or a group tombstone (the whole group). */
 export function deletedEvent(
   names: Names,
   source: string,
@@ -87,10 +106,9 @@ export function deletedEvent(
     observedAtMs,
   });
   return {
+    event: { type: 'OffsetDeleted', event },
     subject: wholeGroup ? names.committedGroup(source, record.group) : names.committed(source, record),
-    msgId: messageId(source, version),
-    kind: 'OffsetDeleted',
-    payload: OffsetDeleted.encode(event).finish(),
+    msgId: committedMessageId(source, version),
     group: record.group,
     topic,
     partition,

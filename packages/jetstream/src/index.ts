@@ -21,3 +21,4 @@ export {
   type PublishAck,
   type StoredMessage,
 } from './jetstream-publisher.js';
+export { KvCasStore, type KvCasEntry, type KvCasPublisher } from './kv-cas-store.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
-import type { FetchAnswer, FetchRequest } from './kafka-adapter.js';
+import type { FetchAnswer, FetchRequest } from '../types.js';
 import { answerFromRead, planSharedReads, readShared } from './shared-reads.js';
 
 /** A batch of a fake partition log: data records at some offsets of [first, last], or a marker batch. */

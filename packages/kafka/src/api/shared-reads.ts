@@ -4,7 +4,7 @@
 // thousands of groups sit on a few partitions, that was most of the collector's and translator's work.
 // Here requests are planned into reads (one start offset each), and every request is answered from the
 // read that starts at or before it, when that read reached it. Pure functions; the adapter does the I/O.
-import type { FetchAnswer, FetchRequest } from './kafka-adapter.js';
+import type { FetchAnswer, FetchRequest } from '../types.js';
 
 /** Rounds of {@link readShared}: shared reads, narrower shared reads, a read per offset. */
 const SHARED_READ_ROUNDS = 3;

@@ -1,0 +1,149 @@
+// The public types of @offsetsync/kafka: the options of the adapter and the questions and answers of its
+// calls. Types only; nothing here does I/O.
+import type { OffsetSyncError } from '@offsetsync/contracts';
+import type { KafkaClusterConfig, Logger } from '@offsetsync/runtime';
+
+/** Which records a read sees: only committed transactions (default) or everything written. */
+export type IsolationLevel = 'read_committed' | 'read_uncommitted';
+
+/** Options of {@link KafkaAdapter}. */
+export interface KafkaAdapterOptions {
+  /** How to reach the cluster (bootstrap servers, TLS, SASL, timeouts). */
+  cluster: KafkaClusterConfig;
+  /** Client id sent to the brokers; the service resolves `cluster.clientId ?? <its default>`. */
+  clientId: string;
+  /** Where kafkajs' warnings and errors go, and the adapter's own. */
+  logger: Logger;
+  /** How long partition leaders are cached before they are asked for again. Default: `30000`. */
+  metadataMaxAgeMs?: number;
+  /**
+   * Connections to each broker over which group requests (OffsetFetch, OffsetCommit, DescribeGroups) are
+   * spread, a group always on the same one. A broker handles one request of a connection at a time and an
+   * OffsetCommit holds its connection until the coordinator wrote it, so one connection caps the group
+   * requests a second. Default: `1`.
+   */
+  groupConnections?: number;
+}
+
+/** One topic partition. */
+export interface TopicPartition {
+  topic: string;
+  partition: number;
+}
+
+/** Where a partition's log starts and ends right now. */
+export interface PartitionBounds {
+  logStartOffset: number;
+  /** The offset the next appended record gets. */
+  highWatermark: number;
+}
+
+/** One ListOffsets question: the first offset whose timestamp is >= `timestamp`, or the log start or end. */
+export interface OffsetQuery extends TopicPartition {
+  /** Milliseconds since the epoch, `'earliest'` (log start offset) or `'latest'` (log end offset). */
+  timestamp: number | 'earliest' | 'latest';
+}
+
+/** The answer to one {@link OffsetQuery}. */
+export interface OffsetAnswer extends TopicPartition {
+  /** The offset; -1 when no record has a timestamp >= the one asked for (and when `error` is set). */
+  offset: number;
+  /** The timestamp of the record at `offset` for timestamp queries; -1 for earliest/latest and errors. */
+  timestamp: number;
+  /**
+   * Set when this partition could not be answered; the other answers are still valid. `TOPIC_MISSING` or
+   * `PARTITION_MISSING` (not retryable) when the cluster has no such topic or partition.
+   */
+  error?: OffsetSyncError;
+}
+
+/** One fetch: the records of a partition from an exact offset on. */
+export interface FetchRequest extends TopicPartition {
+  /** The first offset wanted. */
+  offset: number;
+  /** At most this many bytes for this partition (a larger first batch still comes whole). Default 1 MiB. */
+  maxBytes?: number;
+}
+
+/** One header value; Kafka allows a null value. */
+export type HeaderValue = Buffer | null;
+
+/** A data record as read from a partition. */
+export interface FetchedRecord {
+  offset: number;
+  timestampMs: number;
+  timestampType: 'create-time' | 'log-append-time';
+  key: Buffer | null;
+  value: Buffer | null;
+  /** Headers by key; a key that occurs several times maps to the list of its values in order. */
+  headers: Record<string, HeaderValue | HeaderValue[]>;
+}
+
+/** The answer to one {@link FetchRequest}. */
+export interface FetchAnswer extends TopicPartition {
+  requestedOffset: number;
+  /**
+   * Data records with offset >= `requestedOffset`, in offset order. Never control records; under
+   * read_committed never records of aborted transactions. Offsets may have gaps (compaction, markers).
+   */
+  records: FetchedRecord[];
+  /**
+   * Where to continue reading: one past the last offset of the last whole batch returned (which may be a
+   * control or aborted batch), or `requestedOffset` when no whole batch came back.
+   */
+  nextOffset: number;
+  /** -1 when `error` is set. */
+  highWatermark: number;
+  /** -1 when `error` is set. */
+  lastStableOffset: number;
+  /** -1 when `error` is set. */
+  logStartOffset: number;
+  /**
+   * Set when this partition could not be read; the other answers are still valid. `TOPIC_MISSING` or
+   * `PARTITION_MISSING` (not retryable) when the cluster has no such topic or partition.
+   */
+  error?: OffsetSyncError;
+}
+
+/** One offset to commit for a group. */
+export interface CommitEntry extends TopicPartition {
+  /** The next offset to consume. */
+  offset: number;
+  /** Commit metadata stored with the offset; offsetsync marks its commits here. */
+  metadata: string | null;
+}
+
+/**
+ * The outcome of one {@link CommitEntry}. A group with live members refuses admin commits:
+ * `error.code === 'GROUP_ACTIVE'`, not retryable, with the broker's answer in `details.brokerError` and
+ * `details.brokerCode`.
+ */
+export interface CommitAnswer extends TopicPartition {
+  error?: OffsetSyncError;
+}
+
+/** An offset a group has committed. */
+export interface CommittedOffset extends TopicPartition {
+  offset: number;
+  metadata: string | null;
+}
+
+/** What {@link KafkaAdapter.describeGroup} reports. */
+export interface GroupDescription {
+  /** `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance` or `Dead` (also for unknown groups). */
+  state: string;
+  /** `consumer` for consumer groups; empty for groups without members. */
+  protocolType: string;
+  memberCount: number;
+}
+
+/** One request answered by a broker, as kafkajs' instrumentation reports it. */
+export interface KafkaRequestEvent {
+  /** Kafka API name, for example `ListOffsets`. */
+  apiName: string;
+  apiVersion: number;
+  /** `host:port` of the broker. */
+  broker: string;
+  durationMs: number;
+  sizeBytes: number;
+}

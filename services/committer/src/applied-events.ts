@@ -6,7 +6,6 @@ import {
   TranslationOutcome,
   type Names,
   type OffsetTranslated,
-  type Version,
 } from '@offsetsync/contracts';
 
 /** What happened to one translation: applied, or the reason it was skipped. */
@@ -49,20 +48,6 @@ export function appliedEvent(translation: OffsetTranslated, report: AppliedRepor
     sourceCommitTimestampMs: translation.sourceCommitTimestampMs,
     appliedAtMs: report.appliedAtMs,
   });
-}
-
-/**
- * `Nats-Msg-Id` of an OffsetApplied event: link, version and outcome (the skip reason for skips). The
- * same outcome for the same version, decided again after a redelivery or by another instance, is
- * dropped by the stream as a duplicate.
- */
-export function appliedMessageId(
-  source: string,
-  target: string,
-  version: Version,
-  outcome: AppliedOutcomeName,
-): string {
-  return `${source}:${target}:${version.offsetsPartition}:${version.offsetsOffset}:${outcome}`;
 }
 
 export function appliedSubject(names: Names, translation: OffsetTranslated): string {

@@ -1,7 +1,7 @@
 // Whether one translated offset may be committed on the target: the version check (invariant 2) and the
 // target-ownership rule (invariant 3). Pure: the caller reads the KV record and the target's committed
 // offset, and writes back what the decision says with compare-and-set.
-import { parseCommitMetadata, type Version } from '@offsetsync/contracts';
+import { compareVersions, formatVersion, parseCommitMetadata, type Version } from '@offsetsync/contracts';
 import type { AppliedRecord } from './applied-record.js';
 import { EMPTY_RECORD } from './applied-record.js';
 
@@ -36,19 +36,6 @@ export type ApplyDecision =
   | { kind: 'already-applied'; record: AppliedRecord }
   /** Commit nothing. `record`, when present, must be written to KV (the ownership was first seen now). */
   | { kind: 'skip'; reason: 'STALE_VERSION' | 'TARGET_AHEAD'; detail: string; record?: AppliedRecord };
-
-/**
- * Orders versions of one group: lexicographically on (offsets partition, offsets offset). Negative when
- * `a` is older than `b`, zero when equal, positive when newer.
- */
-export function compareVersions(a: Version, b: Version): number {
-  if (a.offsetsPartition !== b.offsetsPartition) return a.offsetsPartition - b.offsetsPartition;
-  return a.offsetsOffset - b.offsetsOffset;
-}
-
-export function formatVersion(version: Version | null | undefined): string {
-  return version ? `${version.offsetsPartition}:${version.offsetsOffset}` : 'none';
-}
 
 /**
  * Whether the target's committed offset is the application's own: it carries no offsetsync mark and it

@@ -6,6 +6,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import {
   ApplyOutcome,
+  compareVersions,
   ErrorCodes,
   formatCommitMetadata,
   Names,
@@ -22,7 +23,6 @@ import { type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offs
 import { ActiveGroups } from './active-groups.js';
 import type { AppliedRecord } from './applied-record.js';
 import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';
-import { compareVersions } from './apply-decision.js';
 import { CommitPipeline, type InboundMessage, type TargetCluster } from './commit-pipeline.js';
 import { OutcomeCounters } from './outcome-counters.js';
 

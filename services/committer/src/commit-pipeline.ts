@@ -10,8 +10,10 @@
 import { context, SpanKind, SpanStatusCode, trace, type Span, type Tracer } from '@opentelemetry/api';
 import { headers, type MsgHdrs } from 'nats';
 import {
+  appliedMessageId,
   ErrorCodes,
   extractTraceContext,
+  formatVersion,
   formatCommitMetadata,
   injectTraceContext,
   isOffsetSyncError,
@@ -30,7 +32,6 @@ import { type Logger } from '@offsetsync/runtime';
 import type { ActiveGroups } from './active-groups.js';
 import {
   appliedEvent,
-  appliedMessageId,
   appliedSubject,
   type AppliedOutcomeName,
   type AppliedReport,
@@ -39,7 +40,6 @@ import type { AppliedRecord } from './applied-record.js';
 import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';
 import {
   decideApply,
-  formatVersion,
   holdsReservation,
   newerReservation,
   restoredRecord,

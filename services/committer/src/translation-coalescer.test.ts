@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compareVersions } from './apply-decision.js';
+import { compareVersions } from '@offsetsync/contracts';
 import { byGroup, coalesceByKey } from './translation-coalescer.js';
 
 const itemArb = fc.record({

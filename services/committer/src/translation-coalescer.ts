@@ -1,8 +1,7 @@
 // Within one batch only the newest translation per key is worth committing; the older ones are reported
 // as stale. The survivors are grouped per consumer group, because the target takes one OffsetCommit per
 // group. Pure.
-import type { Version } from '@offsetsync/contracts';
-import { compareVersions } from './apply-decision.js';
+import { compareVersions, type Version } from '@offsetsync/contracts';
 
 /** The identity and version of one translation in a batch. */
 export interface Keyed {

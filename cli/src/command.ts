@@ -7,16 +7,34 @@ export interface CommandIo {
   stderr: (text: string) => void;
 }
 
-/** One subcommand of `offsetsync`. */
-export interface Command {
+/** What `offsetsync --help` and `offsetsync <name> --help` show of a subcommand. */
+export interface CommandDescription {
   /** The word that selects it: `offsetsync <name> ...`. */
   readonly name: string;
   /** One line for the list of commands. */
   readonly summary: string;
   /** The whole `--help` text: usage, options and examples. */
   readonly help: string;
-  /** Runs the command with the arguments after its name; resolves to the process exit code. */
-  run(argv: readonly string[], io: CommandIo): Promise<number>;
+}
+
+/** Runs a command with the arguments after its name; resolves to the process exit code. */
+export type CommandRun = (argv: readonly string[], io: CommandIo) => Promise<number>;
+
+/** One subcommand of `offsetsync`. */
+export interface Command extends CommandDescription {
+  run: CommandRun;
+}
+
+/**
+ * A command whose module is imported only when it runs: listing the commands or printing a command's
+ * help loads none of them, and running one loads only its own (the services, gRPC, the sandbox's
+ * launcher of real servers).
+ */
+export function lazyCommand(description: CommandDescription, load: () => Promise<CommandRun>): Command {
+  return {
+    ...description,
+    run: async (argv, io) => (await load())(argv, io),
+  };
 }
 
 /** A command line that cannot be run as written. Exit code 64 (EX_USAGE). */

@@ -1,5 +1,5 @@
 // A client of the health service's gRPC API for the operator commands (`status`, `cutover`): the
-// connection options they share, and promises around the generated callback client.
+// connection they share, and promises around the generated callback client.
 import { readFileSync } from 'node:fs';
 import {
   credentials,
@@ -11,32 +11,7 @@ import {
 import { GetGroupRequest, type GroupStatus, type OffsetSyncHealthClient } from '@offsetsync/contracts';
 import { type OffsetSyncConfig } from '@offsetsync/runtime';
 import { UsageError } from './command.js';
-
-/** The command-line options that say how to reach the health service, for `parseArgs`. */
-export const HEALTH_CONNECTION_OPTIONS = {
-  address: { type: 'string' },
-  tls: { type: 'boolean', default: false },
-  'ca-file': { type: 'string' },
-  'cert-file': { type: 'string' },
-  'key-file': { type: 'string' },
-} as const;
-
-export const HEALTH_CONNECTION_HELP = `  --address <host:port>   Health service gRPC address. Default: 127.0.0.1:50051.
-  --tls                   Connect with TLS (system CAs unless --ca-file).
-  --ca-file <file>        PEM CA certificates to verify the server with (implies --tls).
-  --cert-file <file>      PEM client certificate for mutual TLS (with --key-file).
-  --key-file <file>       PEM private key of the client certificate.`;
-
-export const DEFAULT_HEALTH_ADDRESS = '127.0.0.1:50051';
-
-/** The parsed values of {@link HEALTH_CONNECTION_OPTIONS}. */
-export interface HealthConnectionValues {
-  address?: string | undefined;
-  tls?: boolean | undefined;
-  'ca-file'?: string | undefined;
-  'cert-file'?: string | undefined;
-  'key-file'?: string | undefined;
-}
+import { DEFAULT_HEALTH_ADDRESS, type HealthConnectionValues } from './health-connection-options.js';
 
 export interface HealthConnection {
   address: string;

@@ -6,43 +6,10 @@ import { ConfigError, OffsetSyncHealthClient } from '@offsetsync/contracts';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import { loadConfig, type OffsetSyncConfig, parseDuration } from '@offsetsync/runtime';
 import { pino } from 'pino';
-import { type Command, type CommandIo, UsageError } from '../command.js';
+import { type CommandIo, UsageError } from '../command.js';
 import { type CutoverVerdict, cutoverVerdict } from '../cutover/cutover-verdict.js';
-import {
-  HEALTH_CONNECTION_HELP,
-  HEALTH_CONNECTION_OPTIONS,
-  type HealthConnectionValues,
-  getGroup,
-  healthAddressFromConfig,
-  healthConnection,
-} from '../health-client.js';
-
-const HELP = `offsetsync cutover --group <group> --from <source> --to <target> [options]
-
-Verifies that a consumer group can move from the source cluster to the target cluster now. It waits until
-the group has no members on the source and the offsets it last committed there have been translated
-exactly and committed on the target, then says it is safe to start the consumers on the target. When that
-does not happen within --timeout it says why not: still active on the source, a translation pending or
-inexact (with the records a consumer would replay), refused, or the group active on the target.
-
-Options:
-  --group <group>         Consumer group id (required).
-  --from <alias>          Source cluster alias from the config (required).
-  --to <alias>            Target cluster alias from the config (required).
-  -c, --config <file>     offsetsync config file with the clusters (or OFFSETSYNC_CONFIG).
-${HEALTH_CONNECTION_HELP}
-                          The address defaults to the config's health section, if it has one.
-  --timeout <dur>         How long to wait for the cutover to become safe. Default: 2m.
-  --interval <dur>        How often to look again while waiting. Default: 1s.
-  --json                  Print the outcome as one JSON object instead of text.
-  -h, --help              Show this help.
-
-Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad command line.
-
-Examples:
-  offsetsync cutover --config offsetsync.yaml --group billing --from onprem --to cloud
-  offsetsync cutover -c offsetsync.yaml --group billing --from onprem --to cloud --timeout 10m --json
-`;
+import { getGroup, healthAddressFromConfig, healthConnection } from '../health-client.js';
+import { HEALTH_CONNECTION_OPTIONS, type HealthConnectionValues } from '../health-connection-options.js';
 
 interface CutoverArgs {
   group: string;
@@ -162,7 +129,8 @@ function sourceCluster(config: OffsetSyncConfig, alias: string) {
   return cluster;
 }
 
-async function runCutover(argv: readonly string[], io: CommandIo): Promise<number> {
+/** `offsetsync cutover ...`: 0 when the move is safe, 1 when it did not become safe within --timeout. */
+export async function runCutover(argv: readonly string[], io: CommandIo): Promise<number> {
   const args = parseCutoverArgs(argv);
   let config: OffsetSyncConfig;
   try {
@@ -209,11 +177,3 @@ async function runCutover(argv: readonly string[], io: CommandIo): Promise<numbe
     await source.disconnect();
   }
 }
-
-export const cutoverCommand: Command = {
-  name: 'cutover',
-  summary:
-    'wait until a consumer group can start on the target without replaying or skipping, or say why not',
-  help: HELP,
-  run: runCutover,
-};

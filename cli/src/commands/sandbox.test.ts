@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../command.js';
-import { parseSandboxArgs, sandboxCommand } from './sandbox.js';
+import { sandboxDescription } from './sandbox-help.js';
+import { parseSandboxArgs } from './sandbox.js';
 
 describe('offsetsync sandbox command line', () => {
   it('runs with defaults and takes topic, group, partitions and records', () => {
@@ -24,8 +25,8 @@ describe('offsetsync sandbox command line', () => {
   });
 
   it('documents what it starts and how it stops', () => {
-    expect(sandboxCommand.help).toContain('MirrorMaker 2');
-    expect(sandboxCommand.help).toMatch(/moved group <group>: replayed=<n> skipped=<n>/);
-    expect(sandboxCommand.help).toContain('Ctrl-C');
+    expect(sandboxDescription.help).toContain('MirrorMaker 2');
+    expect(sandboxDescription.help).toMatch(/moved group <group>: replayed=<n> skipped=<n>/);
+    expect(sandboxDescription.help).toContain('Ctrl-C');
   });
 });

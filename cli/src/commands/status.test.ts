@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GroupStatus, LinkState, LinkStatus, PartitionSyncState, ServiceRole } from '@offsetsync/contracts';
 import { dispatch } from '../dispatch.js';
 import { formatReport, groupRows, linkRow, parsePartitionState } from './status-format.js';
-import { statusCommand } from './status.js';
+import { commands } from './index.js';
 
 const link = LinkStatus.fromPartial({
   sourceCluster: 'dc1',
@@ -73,8 +73,8 @@ describe('offsetsync status', () => {
     expect(parsePartitionState('unspecified')).toBeUndefined();
     const err: string[] = [];
     const io = { stdout: () => undefined, stderr: (t: string) => err.push(t) };
-    await expect(dispatch(['status', '--address', 'nope'], [statusCommand], io)).resolves.toBe(64);
-    await expect(dispatch(['status', '--state', 'happy'], [statusCommand], io)).resolves.toBe(64);
+    await expect(dispatch(['status', '--address', 'nope'], commands, io)).resolves.toBe(64);
+    await expect(dispatch(['status', '--state', 'happy'], commands, io)).resolves.toBe(64);
     expect(err.join('')).toContain('--state: unknown state "happy"');
   });
 
@@ -82,7 +82,7 @@ describe('offsetsync status', () => {
     const err: string[] = [];
     const io = { stdout: () => undefined, stderr: (t: string) => err.push(t) };
     await expect(
-      dispatch(['status', '--address', '127.0.0.1:1', '--timeout', '500'], [statusCommand], io),
+      dispatch(['status', '--address', '127.0.0.1:1', '--timeout', '500'], commands, io),
     ).resolves.toBe(69);
     expect(err.join('')).toContain('cannot ask the health service at 127.0.0.1:1');
   });

@@ -11,13 +11,9 @@ import {
   type ListGroupsResponse,
   type ListLinksResponse,
 } from '@offsetsync/contracts';
-import { type Command, UsageError } from '../command.js';
-import {
-  HEALTH_CONNECTION_HELP,
-  HEALTH_CONNECTION_OPTIONS,
-  healthConnection,
-  unary,
-} from '../health-client.js';
+import { type CommandIo, UsageError } from '../command.js';
+import { healthConnection, unary } from '../health-client.js';
+import { HEALTH_CONNECTION_OPTIONS } from '../health-connection-options.js';
 import {
   formatReport,
   groupRows,
@@ -28,34 +24,7 @@ import {
 } from './status-format.js';
 
 /** Exit code when the health API cannot be asked (sysexits EX_UNAVAILABLE). */
-export const EXIT_UNAVAILABLE = 69;
-
-const HELP = `offsetsync status [options]
-
-Shows how offsets are distributed: the state of every source -> target link (HEALTHY, SOURCE_ONLY,
-TARGET_ONLY, STALLED, LAGGING, DOWN, with the reason) and, per consumer group and partition, the source
-offset, the target offset, whether it is exact, the lag and the records a consumer would read again if it
-moved to the target now. Asks the gRPC API of the health service (\`offsetsync health\`).
-
-Options:
-  --json                  Print JSON ({overallState, links, groups}) instead of tables.
-  --source <alias>        Only links and groups from this source cluster.
-  --target <alias>        Only links and groups to this target cluster.
-  --group <id>            Only this consumer group (exact id).
-  --group-prefix <text>   Only groups whose id starts with this text.
-  --state <state>         Only groups with a partition in this state: synced, pending,
-                          skipped-active-on-target, refused, target-ahead, deleted.
-  --no-groups             Links only.
-${HEALTH_CONNECTION_HELP}
-  --timeout <ms>          Deadline of each request. Default: 5000.
-  -h, --help              Show this help.
-
-Exit codes: 0 when the API answered, 64 for a bad command line, 69 when the API could not be reached.
-
-Examples:
-  offsetsync status --address health.offsetsync:50051
-  offsetsync status --json --group orders-app | jq '.groups[] | {partition, replayIfMoved}'
-`;
+const EXIT_UNAVAILABLE = 69;
 
 interface StatusOptions {
   address: string;
@@ -161,21 +130,17 @@ export async function fetchStatus(options: StatusOptions): Promise<StatusReport>
   }
 }
 
-export const statusCommand: Command = {
-  name: 'status',
-  summary: 'show the state of every link and consumer group, from the health service',
-  help: HELP,
-  async run(argv, io) {
-    const options = parseStatusArgs(argv);
-    let report: StatusReport;
-    try {
-      report = await fetchStatus(options);
-    } catch (error: unknown) {
-      const reason = error instanceof Error ? error.message : String(error);
-      io.stderr(`offsetsync status: cannot ask the health service at ${options.address}: ${reason}\n`);
-      return EXIT_UNAVAILABLE;
-    }
-    io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
-    return 0;
-  },
-};
+/** `offsetsync status ...`: prints the report, or says why the health service could not be asked. */
+export async function runStatus(argv: readonly string[], io: CommandIo): Promise<number> {
+  const options = parseStatusArgs(argv);
+  let report: StatusReport;
+  try {
+    report = await fetchStatus(options);
+  } catch (error: unknown) {
+    const reason = error instanceof Error ? error.message : String(error);
+    io.stderr(`offsetsync status: cannot ask the health service at ${options.address}: ${reason}\n`);
+    return EXIT_UNAVAILABLE;
+  }
+  io.stdout(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
+  return 0;
+}

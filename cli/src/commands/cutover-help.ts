@@ -1,0 +1,37 @@
+// What `offsetsync --help` and `offsetsync cutover --help` say about `cutover`; the command is ./cutover.ts.
+import type { CommandDescription } from '../command.js';
+import { HEALTH_CONNECTION_HELP } from '../health-connection-options.js';
+
+const HELP = `offsetsync cutover --group <group> --from <source> --to <target> [options]
+
+Verifies that a consumer group can move from the source cluster to the target cluster now. It waits until
+the group has no members on the source and the offsets it last committed there have been translated
+exactly and committed on the target, then says it is safe to start the consumers on the target. When that
+does not happen within --timeout it says why not: still active on the source, a translation pending or
+inexact (with the records a consumer would replay), refused, or the group active on the target.
+
+Options:
+  --group <group>         Consumer group id (required).
+  --from <alias>          Source cluster alias from the config (required).
+  --to <alias>            Target cluster alias from the config (required).
+  -c, --config <file>     offsetsync config file with the clusters (or OFFSETSYNC_CONFIG).
+${HEALTH_CONNECTION_HELP}
+                          The address defaults to the config's health section, if it has one.
+  --timeout <dur>         How long to wait for the cutover to become safe. Default: 2m.
+  --interval <dur>        How often to look again while waiting. Default: 1s.
+  --json                  Print the outcome as one JSON object instead of text.
+  -h, --help              Show this help.
+
+Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad command line.
+
+Examples:
+  offsetsync cutover --config offsetsync.yaml --group billing --from onprem --to cloud
+  offsetsync cutover -c offsetsync.yaml --group billing --from onprem --to cloud --timeout 10m --json
+`;
+
+export const cutoverDescription: CommandDescription = {
+  name: 'cutover',
+  summary:
+    'wait until a consumer group can start on the target without replaying or skipping, or say why not',
+  help: HELP,
+};

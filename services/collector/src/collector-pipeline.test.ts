@@ -14,12 +14,13 @@ import {
 import { type StreamMessage } from '@offsetsync/jetstream';
 import { AnchorResolver, type AnchorRecordSource, type SourceRecord } from './anchor-resolver.js';
 import { createCommitFilter } from './commit-filter.js';
-import { CollectorPipeline, type RawOffsetsRecord } from './collector-pipeline.js';
+import { CollectorPipeline } from './collector-pipeline.js';
 import {
   encodeGroupMetadataKey,
   encodeOffsetCommitKey,
   encodeOffsetCommitValue,
 } from './offsets-topic-encoder.js';
+import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
 import { OutcomeCounters } from './outcome-counters.js';
 
 const names = new Names('t');
@@ -120,7 +121,7 @@ describe('collector pipeline', () => {
       observedAtMs: 42,
     });
     expect(counters.snapshot()).toMatchObject({ committed: 2, superseded: 1 });
-    expect(instance.lastVersion.get(7)).toBe(12);
+    expect(instance.lastEventAtMs).toBe(42);
   });
 
   it('skips and counts corrupt and unknown records and goes on, logging each kind once', async () => {
@@ -188,13 +189,13 @@ describe('collector pipeline', () => {
     expect(counters.snapshot()).toMatchObject({ deleted: 2, invalid_commit: 1, committed: 1 });
   });
 
-  it('rejects when JetStream does not acknowledge, so the batch is not marked done', async () => {
+  it('rejects when JetStream does not acknowledge, so the worker does not mark the batch done', async () => {
     const { instance } = pipeline(() =>
       Promise.reject(new OffsetSyncError('down', { code: ErrorCodes.NATS_UNREACHABLE })),
     );
     await expect(instance.handleBatch(0, [commit(1, 'app', 0, 10)])).rejects.toMatchObject({
       code: ErrorCodes.NATS_UNREACHABLE,
     });
-    expect(instance.lastVersion.size).toBe(0);
+    expect(instance.lastEventAtMs).toBe(0);
   });
 });

@@ -1,154 +1,140 @@
-// What the collector does with one batch of offsets-topic records: decode, filter, coalesce, resolve
-// anchors (all commits of the batch together), build events and publish them, returning only once
-// JetStream acknowledged every event. The caller commits the batch's position after that, so a crash
+// What the collector does with one chunk of offsets-topic records, step by step:
+//   1. decode   the records' bytes (offsets-topic-decoder.ts); undecodable ones are counted and skipped;
+//   2. filter   what is passed on (commit-filter.ts); every other record is counted by why;
+//   3. coalesce to the newest record per key (commit-coalescer.ts);
+//   4. resolve  the anchors of all commits of the chunk together (anchor-resolver.ts);
+//   5. build    the events (offset-events.ts);
+//   6. publish  them, returning only once JetStream acknowledged every event.
+// Steps 1, 2, 3 and 5 are pure. The worker lets the chunk's position be committed after that, so a crash
 // re-emits (deduplicated by message id) and never loses a commit.
 import { context, SpanKind, trace, type Tracer } from '@opentelemetry/api';
-import { AnchorStatus, ErrorCodes, isOffsetSyncError, type Names } from '@offsetsync/contracts';
+import { AnchorStatus, type Names } from '@offsetsync/contracts';
 import { type StreamMessage } from '@offsetsync/jetstream';
 import { type Logger } from '@offsetsync/runtime';
-import type { AnchorResolver } from './anchor-resolver.js';
+import type { AnchorResolution, AnchorResolver } from './anchor-resolver.js';
 import { coalesce, type VersionedRecord } from './commit-coalescer.js';
-import type { CommitFilter, FilterVerdict } from './commit-filter.js';
-import { committedEvent, deletedEvent, toStreamMessage, type OutgoingEvent } from './offset-events.js';
-import { decodeOffsetsTopicRecord } from './offsets-topic-decoder.js';
-import type { CollectorOutcome, OutcomeCounters } from './outcome-counters.js';
+import { filterRecords, type CommitFilter } from './commit-filter.js';
+import { buildEvents, toStreamMessage, type OutgoingEvent } from './offset-events.js';
+import {
+  decodeRecords,
+  type DecodedRecord,
+  type RawOffsetsRecord,
+  type UndecodableRecord,
+} from './offsets-topic-decoder.js';
+import type { OutcomeCounters } from './outcome-counters.js';
 
-/** A record as it comes off the offsets topic. */
-export interface RawOffsetsRecord {
-  offset: number;
-  key: Buffer | null;
-  value: Buffer | null;
-}
-
+/** Options of {@link CollectorPipeline}. */
 export interface CollectorPipelineOptions {
   names: Names;
   /** Alias of the source cluster. */
   source: string;
   filter: CommitFilter;
   resolver: AnchorResolver;
+  /** Publishes messages; resolves once JetStream acknowledged every one. */
   publish: (messages: StreamMessage[]) => Promise<unknown>;
   counters: OutcomeCounters;
   logger: Logger;
   tracer: Tracer;
+  /** Default: Date.now. */
   clock?: () => number;
 }
 
-const FILTER_OUTCOMES: Record<Exclude<FilterVerdict, 'pass'>, CollectorOutcome> = {
-  'own-group': 'filtered_own_group',
-  'group-filtered': 'filtered_group',
-  'topic-filtered': 'filtered_topic',
-  'offsetsync-commit': 'filtered_offsetsync_commit',
-};
-
+/** The collector's steps from offsets-topic records to acknowledged events. */
 export class CollectorPipeline {
   private readonly clock: () => number;
-  private readonly reportedUnknown = new Set<string>();
-  /** The newest offsets-topic position whose events JetStream acknowledged, per offsets partition. */
-  readonly lastVersion = new Map<number, number>();
+  private readonly reportedUndecodable = new Set<string>();
+  /** When the last events were acknowledged (epoch ms); 0 before the first. */
   lastEventAtMs = 0;
 
   constructor(private readonly options: CollectorPipelineOptions) {
     this.clock = options.clock ?? Date.now;
   }
 
-  /** Handles one batch of one offsets-topic partition. Rejects (retryably) when publishing fails. */
+  /** Handles one chunk of one offsets-topic partition. Rejects (retryably) when publishing fails. */
   async handleBatch(offsetsPartition: number, records: readonly RawOffsetsRecord[]): Promise<void> {
     const observedAtMs = this.clock();
-    const passed = this.classify(offsetsPartition, records);
-    const { kept, superseded } = coalesce(passed);
-    this.options.counters.add('superseded', superseded);
+    const decoded = this.decode(offsetsPartition, records);
+    const passed = this.filter(decoded);
+    const kept = this.coalesce(passed);
     if (kept.length === 0) return;
-
-    const commits = kept.flatMap((item) =>
-      item.record.kind === 'offset-commit' ? [{ item, record: item.record }] : [],
-    );
-    const resolutions = await this.options.resolver.resolve(commits.map(({ record }) => record));
-    const resolutionOf = new Map(commits.map(({ item }, i) => [item, resolutions[i]]));
-
-    const events: OutgoingEvent[] = kept.map((item) => {
-      if (item.record.kind !== 'offset-commit') {
-        return deletedEvent(this.options.names, this.options.source, item.record, item.version, observedAtMs);
-      }
-      const resolution = resolutionOf.get(item);
-      if (resolution === undefined) throw new Error('a commit lost its anchor resolution');
-      if (resolution.status === AnchorStatus.ANCHOR_STATUS_BEYOND_LOG_END) {
-        this.options.logger.warn(
-          {
-            group: item.record.group,
-            topic: item.record.topic,
-            partition: item.record.partition,
-            detail: resolution.detail,
-          },
-          'invalid commit: offset past the log end; published as invalid, it will not be translated',
-        );
-        this.options.counters.add('invalid_commit');
-      }
-      return committedEvent(
-        this.options.names,
-        this.options.source,
-        item.record,
-        item.version,
-        resolution,
-        observedAtMs,
-      );
-    });
+    const resolutions = await this.resolveAnchors(kept);
+    this.reportInvalidCommits(kept, resolutions);
+    const { names, source } = this.options;
+    const events = buildEvents(kept, resolutions, { names, source, observedAtMs });
     await this.publish(events);
     for (const item of kept) {
       this.options.counters.add(item.record.kind === 'offset-commit' ? 'committed' : 'deleted');
     }
-    const last = records[records.length - 1];
-    if (last !== undefined) this.lastVersion.set(offsetsPartition, last.offset);
     this.lastEventAtMs = this.clock();
   }
 
-  private classify(offsetsPartition: number, records: readonly RawOffsetsRecord[]): VersionedRecord[] {
-    const passed: VersionedRecord[] = [];
-    for (const raw of records) {
-      let record;
-      try {
-        record = decodeOffsetsTopicRecord(raw.key, raw.value);
-      } catch (error: unknown) {
-        this.countUndecodable(offsetsPartition, raw.offset, error);
-        continue;
-      }
-      const version = { offsetsPartition, offsetsOffset: raw.offset };
-      switch (record.kind) {
-        case 'group-metadata':
-          this.options.counters.add('group_metadata');
-          break;
-        case 'coordinator-record':
-          this.options.counters.add('coordinator_record');
-          break;
-        case 'group-deleted': {
-          const verdict = this.options.filter.group(record.group);
-          if (verdict === 'pass') passed.push({ record, version });
-          else this.options.counters.add(FILTER_OUTCOMES[verdict]);
-          break;
-        }
-        case 'offset-commit':
-        case 'offset-deleted': {
-          const metadata = record.kind === 'offset-commit' ? record.metadata : undefined;
-          const verdict = this.options.filter.commit(record.group, record.topic, metadata);
-          if (verdict === 'pass') passed.push({ record, version });
-          else this.options.counters.add(FILTER_OUTCOMES[verdict]);
-          break;
-        }
-      }
-    }
+  /** Step 1: decodes the records; counts and skips those that do not decode. */
+  private decode(offsetsPartition: number, records: readonly RawOffsetsRecord[]): DecodedRecord[] {
+    const { decoded, undecodable } = decodeRecords(offsetsPartition, records);
+    for (const record of undecodable) this.countUndecodable(record);
+    return decoded;
+  }
+
+  /** Step 2: keeps what the filter passes; counts every other record by its outcome. */
+  private filter(decoded: readonly DecodedRecord[]): VersionedRecord[] {
+    const { passed, dropped } = filterRecords(decoded, this.options.filter);
+    for (const outcome of dropped) this.options.counters.add(outcome);
     return passed;
   }
 
-  /** Skips and counts a record that cannot be decoded; logs each kind of problem once. */
-  private countUndecodable(offsetsPartition: number, offset: number, error: unknown): void {
-    const unknown = isOffsetSyncError(error) && error.code === ErrorCodes.UNKNOWN_RECORD;
-    const details = isOffsetSyncError(error) ? error.details : undefined;
-    const keyType = typeof details?.keyType === 'number' ? details.keyType : undefined;
-    const valueVersion = typeof details?.valueVersion === 'number' ? details.valueVersion : undefined;
+  /** Step 3: the newest record per key; counts the superseded ones. */
+  private coalesce(passed: readonly VersionedRecord[]): VersionedRecord[] {
+    const { kept, superseded } = coalesce(passed);
+    this.options.counters.add('superseded', superseded);
+    return kept;
+  }
+
+  /** Step 4: the anchors of every commit, looked up together. */
+  private async resolveAnchors(
+    kept: readonly VersionedRecord[],
+  ): Promise<Map<VersionedRecord, AnchorResolution>> {
+    const commits = kept.flatMap((item) =>
+      item.record.kind === 'offset-commit' ? [{ item, record: item.record }] : [],
+    );
+    const resolutions = await this.options.resolver.resolve(commits.map(({ record }) => record));
+    const byItem = new Map<VersionedRecord, AnchorResolution>();
+    commits.forEach(({ item }, i) => {
+      const resolution = resolutions[i];
+      if (resolution !== undefined) byItem.set(item, resolution);
+    });
+    return byItem;
+  }
+
+  /** Commits past the log end are published as invalid (never translated); each is logged and counted. */
+  private reportInvalidCommits(
+    kept: readonly VersionedRecord[],
+    resolutions: ReadonlyMap<VersionedRecord, AnchorResolution>,
+  ): void {
+    for (const item of kept) {
+      if (item.record.kind !== 'offset-commit') continue;
+      const resolution = resolutions.get(item);
+      if (resolution?.status !== AnchorStatus.ANCHOR_STATUS_BEYOND_LOG_END) continue;
+      this.options.logger.warn(
+        {
+          group: item.record.group,
+          topic: item.record.topic,
+          partition: item.record.partition,
+          detail: resolution.detail,
+        },
+        'invalid commit: offset past the log end; published as invalid, it will not be translated',
+      );
+      this.options.counters.add('invalid_commit');
+    }
+  }
+
+  /** Counts a record that cannot be decoded; logs each kind of problem once. */
+  private countUndecodable(record: UndecodableRecord): void {
+    const { offsetsPartition, offset, error, unknown, keyType, valueVersion } = record;
     if (unknown) this.options.counters.addUnknown(keyType, valueVersion);
     else this.options.counters.add('decode_error');
     const kind = `${unknown ? 'unknown' : 'malformed'}:${String(keyType)}:${String(valueVersion)}`;
-    if (this.reportedUnknown.has(kind)) return;
-    this.reportedUnknown.add(kind);
+    if (this.reportedUndecodable.has(kind)) return;
+    this.reportedUndecodable.add(kind);
     this.options.logger.warn(
       { err: error, offsetsPartition, offset, keyType, valueVersion },
       unknown
@@ -157,8 +143,11 @@ export class CollectorPipeline {
     );
   }
 
-  /** One span per event, the root of that offset's trace; its context travels in the NATS headers. */
-  private async publish(events: OutgoingEvent[]): Promise<void> {
+  /**
+   * Step 6: publishes the events. One span per event, the root of that offset's trace; its context travels
+   * in the NATS headers.
+   */
+  private async publish(events: readonly OutgoingEvent[]): Promise<void> {
     const spans = events.map((event) =>
       this.options.tracer.startSpan(
         'offsetsync.collect',

@@ -9,10 +9,11 @@ import {
   type ServiceWorker,
 } from '@offsetsync/runtime';
 import { AnchorResolver } from './anchor-resolver.js';
-import { CollectorPipeline, type RawOffsetsRecord } from './collector-pipeline.js';
+import { CollectorPipeline } from './collector-pipeline.js';
 import { createCommitFilter } from './commit-filter.js';
 import { KafkaRecordSource } from './kafka-record-source.js';
 import { OffsetsTopicConsumer } from './offsets-topic-consumer.js';
+import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
 import { OutcomeCounters } from './outcome-counters.js';
 
 /**

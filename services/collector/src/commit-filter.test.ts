@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatCommitMetadata } from '@offsetsync/contracts';
-import { createCommitFilter } from './commit-filter.js';
+import { createCommitFilter, filterRecords } from './commit-filter.js';
 
 const defaults = {
   consumerGroup: 'offsetsync-collector-src',
@@ -44,5 +44,44 @@ describe('commit filter', () => {
     const metadata = formatCommitMetadata({ origin: 'other', offsetsPartition: 3, offsetsOffset: 9 }, 'app');
     expect(filter.commit('app', 'orders', metadata)).toBe('offsetsync-commit');
     expect(filter.commit('app', 'orders', 'plain application metadata')).toBe('pass');
+  });
+});
+
+describe('filterRecords', () => {
+  it('passes the records the filter lets through, in order, and gives every other one its outcome', () => {
+    const version = (offsetsOffset: number) => ({ offsetsPartition: 0, offsetsOffset });
+    const commit = (group: string, topic: string, offset: number) => ({
+      record: {
+        kind: 'offset-commit' as const,
+        keyType: 1 as const,
+        valueVersion: 4,
+        group,
+        topic,
+        partition: 0,
+        offset,
+        leaderEpoch: -1,
+        metadata: '',
+        commitTimestampMs: 1,
+        expireTimestampMs: -1,
+      },
+      version: version(offset),
+    });
+    const gone = {
+      record: { kind: 'group-deleted' as const, recordType: 2, group: 'app' },
+      version: version(9),
+    };
+    const { passed, dropped } = filterRecords(
+      [
+        commit('app', 'orders', 1),
+        { record: { kind: 'group-metadata', group: 'app' }, version: version(2) },
+        commit('offsetsync-collector-src', 'orders', 3),
+        commit('app', '__consumer_offsets', 4),
+        { record: { kind: 'coordinator-record', recordType: 5, name: 'x' }, version: version(5) },
+        gone,
+      ],
+      createCommitFilter(defaults),
+    );
+    expect(passed.map((p) => p.version.offsetsOffset)).toEqual([1, 9]);
+    expect(dropped).toEqual(['group_metadata', 'filtered_own_group', 'filtered_topic', 'coordinator_record']);
   });
 });

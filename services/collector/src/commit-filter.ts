@@ -1,6 +1,9 @@
 // Which commits the collector passes on. Compiled once from config; pure afterwards.
 import { parseCommitMetadata } from '@offsetsync/contracts';
 import { type CollectorConfig } from '@offsetsync/runtime';
+import type { VersionedRecord } from './commit-coalescer.js';
+import type { DecodedRecord } from './offsets-topic-decoder.js';
+import type { CollectorOutcome } from './outcome-counters.js';
 
 /** Why a commit was not passed on; each is counted in heartbeats and metrics. */
 export type FilterVerdict = 'pass' | 'own-group' | 'group-filtered' | 'topic-filtered' | 'offsetsync-commit';
@@ -46,4 +49,47 @@ export function createCommitFilter(
       return 'pass';
     },
   };
+}
+
+const FILTER_OUTCOMES: Record<Exclude<FilterVerdict, 'pass'>, CollectorOutcome> = {
+  'own-group': 'filtered_own_group',
+  'group-filtered': 'filtered_group',
+  'topic-filtered': 'filtered_topic',
+  'offsetsync-commit': 'filtered_offsetsync_commit',
+};
+
+/**
+ * Sorts decoded records into those passed on (commits, offset deletions and group deletions the filter
+ * lets through), in order, and the outcome of every other one: why it was filtered, or that there is
+ * nothing to do for it (group metadata, records of the newer coordinator types).
+ */
+export function filterRecords(
+  decoded: readonly DecodedRecord[],
+  filter: CommitFilter,
+): { passed: VersionedRecord[]; dropped: CollectorOutcome[] } {
+  const passed: VersionedRecord[] = [];
+  const dropped: CollectorOutcome[] = [];
+  for (const { record, version } of decoded) {
+    let verdict: FilterVerdict;
+    switch (record.kind) {
+      case 'group-metadata':
+        dropped.push('group_metadata');
+        continue;
+      case 'coordinator-record':
+        dropped.push('coordinator_record');
+        continue;
+      case 'group-deleted':
+        verdict = filter.group(record.group);
+        break;
+      case 'offset-commit':
+        verdict = filter.commit(record.group, record.topic, record.metadata);
+        break;
+      case 'offset-deleted':
+        verdict = filter.commit(record.group, record.topic);
+        break;
+    }
+    if (verdict === 'pass') passed.push({ record, version });
+    else dropped.push(FILTER_OUTCOMES[verdict]);
+  }
+  return { passed, dropped };
 }

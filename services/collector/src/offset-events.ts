@@ -13,6 +13,7 @@ import {
 } from '@offsetsync/contracts';
 import type { StreamMessage } from '@offsetsync/jetstream';
 import type { AnchorResolution } from './anchor-resolver.js';
+import type { VersionedRecord } from './commit-coalescer.js';
 import type { OffsetCommitRecord, OffsetDeletedRecord, GroupDeletedRecord } from './offsets-topic-decoder.js';
 
 /** An event ready to publish: the event with its type, where it goes and its dedup id. */
@@ -42,6 +43,35 @@ export function toStreamMessage(outgoing: OutgoingEvent, trace: Context): Stream
     msgId: outgoing.msgId,
     headers: encoded.headers,
   };
+}
+
+/** Where and when the events of one batch are made. */
+export interface EventOrigin {
+  names: Names;
+  /** Alias of the source cluster. */
+  source: string;
+  /** When the batch was read (epoch ms). */
+  observedAtMs: number;
+}
+
+/**
+ * The events of a batch's kept records, in their order: an OffsetCommitted with its anchors for each
+ * commit (its resolution in `resolutions`), an OffsetDeleted for each offset or group tombstone.
+ */
+export function buildEvents(
+  kept: readonly VersionedRecord[],
+  resolutions: ReadonlyMap<VersionedRecord, AnchorResolution>,
+  origin: EventOrigin,
+): OutgoingEvent[] {
+  const { names, source, observedAtMs } = origin;
+  return kept.map((item) => {
+    if (item.record.kind !== 'offset-commit') {
+      return deletedEvent(names, source, item.record, item.version, observedAtMs);
+    }
+    const resolution = resolutions.get(item);
+    if (resolution === undefined) throw new Error('a commit lost its anchor resolution');
+    return committedEvent(names, source, item.record, item.version, resolution, observedAtMs);
+  });
 }
 
 /** The OffsetCommitted event of a commit, with the anchors resolved for it. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { RawOffsetsRecord } from './collector-pipeline.js';
+import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
 import { handleInChunks, type ChunkedBatch } from './offsets-topic-consumer.js';
 
 /** A fetched batch of `count` records from offset 100, whose last offset is `lastOffset`. */

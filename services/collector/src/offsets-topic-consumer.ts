@@ -5,7 +5,7 @@
 import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import { type Logger } from '@offsetsync/runtime';
-import type { RawOffsetsRecord } from './collector-pipeline.js';
+import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
 
 export interface OffsetsTopicConsumerOptions {
   kafka: Kafka;

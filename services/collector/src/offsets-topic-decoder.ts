@@ -5,8 +5,15 @@
 //
 // Layout: the key starts with an int16 record type (for offset commits also called the key version),
 // the value with an int16 value version. A null value is a tombstone.
-import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import { ErrorCodes, isOffsetSyncError, OffsetSyncError, type Version } from '@offsetsync/contracts';
 import { KafkaReader } from '@offsetsync/kafka';
+
+/** A record as it comes off the offsets topic. */
+export interface RawOffsetsRecord {
+  offset: number;
+  key: Buffer | null;
+  value: Buffer | null;
+}
 
 /** A committed offset (key types 0 and 1). */
 export interface OffsetCommitRecord {
@@ -217,4 +224,51 @@ function expectEnd(reader: KafkaReader, what: string): void {
   if (reader.remaining !== 0) {
     throw malformed(`${reader.remaining} unexpected bytes after the ${what}`, {});
   }
+}
+
+/** A decoded record with its version: its position in the offsets topic. */
+export interface DecodedRecord {
+  record: OffsetsTopicRecord;
+  version: Version;
+}
+
+/** A record that could not be decoded, and what kind of problem that was. */
+export interface UndecodableRecord {
+  offsetsPartition: number;
+  offset: number;
+  error: unknown;
+  /** True for a type or version this build does not know (UNKNOWN_RECORD), false for malformed bytes. */
+  unknown: boolean;
+  keyType: number | undefined;
+  valueVersion: number | undefined;
+}
+
+/**
+ * Decodes the records of one offsets-topic partition, in order. A record that does not decode is returned
+ * apart, with what its error says about it, for the caller to count and skip.
+ */
+export function decodeRecords(
+  offsetsPartition: number,
+  records: readonly RawOffsetsRecord[],
+): { decoded: DecodedRecord[]; undecodable: UndecodableRecord[] } {
+  const decoded: DecodedRecord[] = [];
+  const undecodable: UndecodableRecord[] = [];
+  for (const raw of records) {
+    try {
+      const record = decodeOffsetsTopicRecord(raw.key, raw.value);
+      decoded.push({ record, version: { offsetsPartition, offsetsOffset: raw.offset } });
+    } catch (error: unknown) {
+      undecodable.push({ offsetsPartition, offset: raw.offset, error, ...describeFailure(error) });
+    }
+  }
+  return { decoded, undecodable };
+}
+
+function describeFailure(error: unknown): Pick<UndecodableRecord, 'unknown' | 'keyType' | 'valueVersion'> {
+  const details = isOffsetSyncError(error) ? error.details : undefined;
+  return {
+    unknown: isOffsetSyncError(error) && error.code === ErrorCodes.UNKNOWN_RECORD,
+    keyType: typeof details?.keyType === 'number' ? details.keyType : undefined,
+    valueVersion: typeof details?.valueVersion === 'number' ? details.valueVersion : undefined,
+  };
 }

@@ -1,8 +1,8 @@
 // The collector as a service definition: what `offsetsync collector` and the package's own main run.
 import type { ServiceDefinition } from '@offsetsync/runtime';
-import { CollectorWorker } from './collector-worker.js';
+import { createCollectorWorker } from './collector-worker.js';
 
 export const collectorService: ServiceDefinition = {
   role: 'collector',
-  createWorker: (context) => new CollectorWorker(context),
+  createWorker: (context) => createCollectorWorker(context),
 };

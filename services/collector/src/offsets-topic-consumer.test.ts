@@ -1,7 +1,16 @@
 import fc from 'fast-check';
+import kafkajs from 'kafkajs';
 import { describe, expect, it } from 'vitest';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
-import { handleInChunks, type ChunkedBatch } from './offsets-topic-consumer.js';
+import { consumerFailureCode, handleInChunks, type ChunkedBatch } from './offsets-topic-consumer.js';
+
+const {
+  KafkaJSConnectionError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+  KafkaJSProtocolError,
+} = kafkajs;
 
 /** A fetched batch of `count` records from offset 100, whose last offset is `lastOffset`. */
 function fakeBatch(count: number, options: { lastOffset?: number; staleAfterChunks?: number } = {}) {
@@ -79,5 +88,40 @@ describe('handleInChunks', () => {
         },
       ),
     );
+  });
+});
+
+describe('consumerFailureCode', () => {
+  it("reports a crash caused by the pipeline under the pipeline's code, not as an unreachable Kafka", () => {
+    const unacknowledged = new OffsetSyncError('JetStream did not acknowledge 3 message(s)', {
+      code: ErrorCodes.NATS_UNREACHABLE,
+      cause: new Error('timeout'),
+    });
+    const crash = new KafkaJSNumberOfRetriesExceeded(unacknowledged, { retryCount: 5, retryTime: 800 });
+    expect(consumerFailureCode(crash)).toBe(ErrorCodes.NATS_UNREACHABLE);
+  });
+
+  it("classifies kafkajs' own errors as the Kafka adapter does", () => {
+    const refused = new KafkaJSConnectionError('Connection error: connect ECONNREFUSED 127.0.0.1:1');
+    expect(consumerFailureCode(refused)).toBe(ErrorCodes.KAFKA_UNREACHABLE);
+    expect(
+      consumerFailureCode(new KafkaJSNumberOfRetriesExceeded(refused, { retryCount: 5, retryTime: 800 })),
+    ).toBe(ErrorCodes.KAFKA_UNREACHABLE);
+    const broker = new KafkaJSProtocolError(
+      Object.assign(new Error('Not authorized to access group'), {
+        type: 'GROUP_AUTHORIZATION_FAILED',
+        code: 30,
+        retriable: false,
+      }),
+    );
+    expect(consumerFailureCode(broker)).toBe(ErrorCodes.KAFKA_BROKER_ERROR);
+  });
+
+  it('reports anything else, a bug, as INTERNAL', () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'offset')");
+    // What kafkajs' retrier throws for an error it does not retry; its typings leave out the cause option.
+    const NonRetriable = KafkaJSNonRetriableError as unknown as new (e: Error, o: { cause: Error }) => Error;
+    expect(consumerFailureCode(new NonRetriable(bug, { cause: bug }))).toBe(ErrorCodes.INTERNAL);
+    expect(consumerFailureCode('a string')).toBe(ErrorCodes.INTERNAL);
   });
 });

@@ -2,11 +2,15 @@
 // share the topic's partitions, and the group's committed position is the collector's progress. A batch
 // counts as done only after the pipeline returns (every event acknowledged by JetStream); kafkajs then
 // resolves and commits it. Read-committed isolation drops the offset commits of aborted transactions.
-import type { Consumer, EachBatchPayload, Kafka } from 'kafkajs';
-import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
+import kafkajs, { type Consumer, type EachBatchPayload, type Kafka } from 'kafkajs';
+import { ErrorCodes, isOffsetSyncError, OffsetSyncError, type ErrorCode } from '@offsetsync/contracts';
+import { toOffsetSyncError } from '@offsetsync/kafka';
 import { type Logger } from '@offsetsync/runtime';
 import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
 
+const { KafkaJSError, KafkaJSNonRetriableError } = kafkajs;
+
+/** Options of {@link OffsetsTopicConsumer}. */
 export interface OffsetsTopicConsumerOptions {
   kafka: Kafka;
   groupId: string;
@@ -84,7 +88,7 @@ export class OffsetsTopicConsumer {
       consumer.on(consumer.events.CRASH, (event) => {
         resolve(
           new OffsetSyncError('the offsets-topic consumer crashed', {
-            code: ErrorCodes.KAFKA_UNREACHABLE,
+            code: consumerFailureCode(event.payload.error),
             cause: event.payload.error,
           }),
         );
@@ -92,7 +96,7 @@ export class OffsetsTopicConsumer {
       consumer.on(consumer.events.GROUP_JOIN, (event) => {
         this.options.onProblem(undefined);
         this.options.logger.info(
-          { assigned: event.payload.memberAssignment, generation: event.payload.groupProtocol },
+          { assigned: event.payload.memberAssignment, groupProtocol: event.payload.groupProtocol },
           `reading ${this.options.topic} as a member of ${this.options.groupId}`,
         );
       });
@@ -114,7 +118,7 @@ export class OffsetsTopicConsumer {
     } catch (error: unknown) {
       await consumer.disconnect().catch(() => undefined);
       return new OffsetSyncError(`cannot start reading ${this.options.topic}`, {
-        code: ErrorCodes.KAFKA_UNREACHABLE,
+        code: consumerFailureCode(error),
         cause: error,
       });
     }
@@ -133,6 +137,24 @@ export class OffsetsTopicConsumer {
   private eachBatch(payload: EachBatchPayload): Promise<void> {
     return handleInChunks(payload, MAX_RECORDS_AT_ONCE, this.options.handleBatch);
   }
+}
+
+/**
+ * The code a failure of the offsets-topic consumer is reported under: that of the error beneath kafkajs'
+ * retry wrappers (kafkajs retries a failed batch handler, then crashes with the handler's error inside).
+ * The pipeline's own errors keep their code, so a publish JetStream did not acknowledge is reported as
+ * NATS_UNREACHABLE, not as an unreachable Kafka; kafkajs' errors are classified as the Kafka adapter
+ * classifies them (KAFKA_UNREACHABLE, KAFKA_BROKER_ERROR, ...); anything else is a bug: INTERNAL.
+ */
+export function consumerFailureCode(error: unknown): ErrorCode {
+  let beneath = error;
+  while (beneath instanceof KafkaJSNonRetriableError && beneath.cause instanceof Error)
+    beneath = beneath.cause;
+  if (isOffsetSyncError(beneath)) return beneath.code;
+  if (beneath instanceof KafkaJSError) {
+    return toOffsetSyncError(beneath, { operation: 'read the offsets topic' }).code;
+  }
+  return ErrorCodes.INTERNAL;
 }
 
 /**

@@ -20,6 +20,7 @@ import {
 } from '@offsetsync/contracts';
 import { type StreamMessage } from '@offsetsync/jetstream';
 import { type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
+import { ProblemBoard } from '@offsetsync/runtime';
 import { ActiveGroups } from './active-groups.js';
 import type { AppliedRecord } from './applied-record.js';
 import type { AppliedVersionsStore, StoredEntry } from './applied-versions-store.js';
@@ -202,7 +203,7 @@ function setup(
   const cluster = options.cluster ?? new FakeCluster();
   const published: { subject: string; msgId: string; event: OffsetApplied; kind: string }[] = [];
   const counters = new OutcomeCounters(metrics.getMeter('test'));
-  const problems: (OffsetSyncError | undefined)[] = [];
+  const problems = new ProblemBoard(() => NOW);
   const pipeline = new CommitPipeline({
     names,
     source: 'src',
@@ -227,11 +228,13 @@ function setup(
     backoff: { minMs: 100, maxMs: 1000 },
     tracer: new BasicTracerProvider().getTracer('test'),
     logger: pino({ level: 'silent' }),
-    onKafkaProblem: (error) => problems.push(error),
+    problems,
     clock: options.clock ?? (() => NOW),
   });
   return { pipeline, store, cluster, published, counters, problems };
 }
+
+const codes = (problems: ProblemBoard) => problems.list().map((p) => p.code);
 
 const key = (group = 'g', topic = 'orders', partition = 0) =>
   names.linkKey('src', 'dst', { group, topic, partition });
@@ -470,6 +473,7 @@ describe('CommitPipeline', () => {
     expect(transient.nakDelayMs).toBe(400);
     expect(store.entries.get(key())?.record?.version).toEqual(v(1, 1));
     expect(published).toHaveLength(1);
+    expect(codes(problems)).toEqual(['KAFKA_BROKER_ERROR']);
 
     cluster.failNextCommit = () =>
       new OffsetSyncError('commitOffsets failed', {
@@ -482,18 +486,20 @@ describe('CommitPipeline', () => {
     expect(published[1]?.event).toMatchObject({ skipReason: SkipReason.SKIP_REASON_COMMIT_FAILED });
     expect(published[1]?.event.detail).toContain('UNKNOWN_TOPIC_OR_PARTITION (3)');
     expect(store.entries.get(key())?.record?.version).toEqual(v(1, 1));
+    expect(problems.list()).toMatchObject([{ code: 'KAFKA_BROKER_ERROR', detail: 'commitOffsets failed' }]);
 
     cluster.failCalls = new OffsetSyncError('no broker', { code: ErrorCodes.KAFKA_UNREACHABLE });
     const unreachable = translated({ version: v(1, 4), targetOffset: 40 });
     await pipeline.handleBatch([unreachable]);
     expect(unreachable.settled).toBe('nak');
-    expect(problems.at(-1)?.code).toBe('KAFKA_UNREACHABLE');
+    expect(codes(problems)).toEqual(['KAFKA_BROKER_ERROR', 'KAFKA_UNREACHABLE']);
 
     cluster.failCalls = undefined;
     const later = translated({ version: v(1, 4), targetOffset: 40 });
     await pipeline.handleBatch([later]);
     expect(later.settled).toBe('ack');
-    expect(problems.at(-1)).toBeUndefined();
+    // Reading the group's offsets and committing work again: both problems are cleared.
+    expect(problems.list()).toEqual([]);
     expect(cluster.offsetOf('g', 'orders', 0)?.offset).toBe(40);
   });
 

@@ -1,8 +1,8 @@
 // The committer as a service definition: what `offsetsync committer` and the package's own main run.
 import type { ServiceDefinition } from '@offsetsync/runtime';
-import { Committer } from './committer.js';
+import { CommitterWorker } from './committer-worker.js';
 
 export const committerService: ServiceDefinition = {
   role: 'committer',
-  createWorker: (context) => new Committer(context),
+  createWorker: (context) => new CommitterWorker(context),
 };

@@ -1,12 +1,7 @@
 // The committer worker: for each link whose target it serves, a durable pull consumer of translated
-// offsets whose batches go through the commit pipeline; one Kafka adapter for the target cluster.
-import {
-  OffsetCommitted,
-  Progress,
-  type GroupPartition,
-  type Names,
-  EVENT_TYPE_HEADER,
-} from '@offsetsync/contracts';
+// offsets whose batches go through the commit pipeline (commit-pipeline.ts); one Kafka adapter for the
+// target cluster, watched until it answers; the heartbeat's progress and problems.
+import { ConfigError, Progress } from '@offsetsync/contracts';
 import {
   BatchConsumer,
   JetStreamPublisher,
@@ -22,12 +17,13 @@ import {
   type ServiceContext,
   type ServiceWorker,
 } from '@offsetsync/runtime';
-import type { JetStreamManager, JsMsg } from 'nats';
+import type { JsMsg } from 'nats';
 import { ActiveGroups } from './active-groups.js';
 import { KvAppliedVersionsStore } from './applied-versions-store.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { OutcomeCounters } from './outcome-counters.js';
 import { retryDelayMs } from './retry-backoff.js';
+import { targetCommitTime } from './target-commit-time.js';
 
 /** Events handed out and not yet settled, across all instances sharing a link's durable consumer. */
 const MAX_ACK_PENDING = 10_000;
@@ -41,7 +37,8 @@ export function durableName(source: string, target: string): string {
   return `committer-${source}-${target}`;
 }
 
-export class Committer implements ServiceWorker {
+/** The committer's worker: intake from JetStream, lifecycle and heartbeat state around the pipelines. */
+export class CommitterWorker implements ServiceWorker {
   private readonly settings: CommitterConfig;
   private readonly adapter: KafkaAdapter;
   private readonly counters: OutcomeCounters;
@@ -58,9 +55,15 @@ export class Committer implements ServiceWorker {
 
   constructor(private readonly context: ServiceContext) {
     const settings = context.config.committer;
-    if (settings === undefined) throw new Error('the committer needs the committer section of the config');
+    if (settings === undefined) {
+      throw new ConfigError([{ path: 'committer', message: 'required to run the committer service' }]);
+    }
     const cluster = context.config.clusters[settings.target];
-    if (cluster === undefined) throw new Error(`cluster '${settings.target}' is not configured`);
+    if (cluster === undefined) {
+      throw new ConfigError([
+        { path: 'committer.target', message: `cluster '${settings.target}' is not configured` },
+      ]);
+    }
     this.settings = settings;
     this.adapter = new KafkaAdapter({
       cluster,
@@ -129,10 +132,7 @@ export class Committer implements ServiceWorker {
         backoff: { minMs: this.settings.retryBackoffMinMs, maxMs: this.settings.retryBackoffMaxMs },
         tracer: telemetry.tracer,
         logger: logger.child({ source, target }),
-        onKafkaProblem: (error) =>
-          error === undefined
-            ? this.problems.recover('commit on target')
-            : this.problems.fail('commit on target', error),
+        problems: this.problems,
         applicationCommitTime: (group, topic, partition, offset) =>
           targetCommitTime(jsm, names, target, { group, topic, partition }, offset),
       });
@@ -200,29 +200,4 @@ export class Committer implements ServiceWorker {
       }
     }
   }
-}
-
-/**
- * The broker time of the target's own commit of `offset`, when a collector reading the target cluster
- * published it (bidirectional links): the last OffsetCommitted event on the target's subject.
- */
-async function targetCommitTime(
-  jsm: JetStreamManager,
-  names: Names,
-  target: string,
-  key: GroupPartition,
-  offset: number,
-): Promise<number | undefined> {
-  let message;
-  try {
-    message = await jsm.streams.getMessage(names.stream('committed'), {
-      last_by_subj: names.committed(target, key),
-    });
-  } catch {
-    // No collector reads the target, or it saw no commit of this key.
-    return undefined;
-  }
-  if (message.header?.get(EVENT_TYPE_HEADER) !== 'OffsetCommitted') return undefined;
-  const event = OffsetCommitted.decode(message.data);
-  return event.committedOffset === offset ? event.commitTimestampMs : undefined;
 }

@@ -1,0 +1,249 @@
+// The commit pipeline's work on one consumer group: read the group's committed offsets on the target
+// (one OffsetFetch), decide and reserve each key in KV, commit every reserved partition in one
+// OffsetCommit (generation -1, never joining the group), and put back the reservations whose commit
+// failed, so a failure is never remembered as applied. Sets the fate of every item.
+import { ErrorCodes, isOffsetSyncError, OffsetSyncError, parseCommitMetadata } from '@offsetsync/contracts';
+import type { CommitAnswer, CommittedOffset } from '@offsetsync/kafka';
+import type { Logger } from '@offsetsync/runtime';
+import type { ActiveGroups } from '../active-groups.js';
+import type { ApplyDecision, TargetCommit } from '../apply-decision.js';
+import { classifyCommitError, classifyFailure, failureDetail, type CommitResult } from '../commit-result.js';
+import { mapWithConcurrency } from '../concurrency.js';
+import type { OutcomeCounters } from '../outcome-counters.js';
+import type { CommitReservation, Reservation, Reservations } from './reservations.js';
+import { commitEntry, type TargetCalls } from './target-calls.js';
+import { KEY_CONCURRENCY, reported, type Fate, type Link, type WorkItem } from './work-item.js';
+
+/** Looks up when the application made its commit of `offset` on the target, if anything knows. */
+export type ApplicationCommitTime = (
+  group: string,
+  topic: string,
+  partition: number,
+  offset: number,
+) => Promise<number | undefined>;
+
+/** The key of a topic partition within one group. */
+function partitionKey(topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`;
+}
+
+/**
+ * The fate of a decision that commits nothing, decided at `nowMs`; undefined for a decision to commit.
+ * Pure.
+ */
+export function decisionFate(decision: ApplyDecision, nowMs: number): Fate | undefined {
+  switch (decision.kind) {
+    case 'skip':
+      return reported(decision.reason, -1, decision.detail, nowMs);
+    case 'already-applied':
+      return {
+        kind: 'report',
+        counted: 'already_applied',
+        report: {
+          outcome: 'APPLIED',
+          targetOffset: decision.record.targetOffset,
+          detail: 'already committed on the target (redelivered)',
+          appliedAtMs: decision.record.appliedAtMs,
+        },
+      };
+    case 'apply':
+      return undefined;
+  }
+}
+
+/** The fate of one committed partition, from the broker's answer for it, at `appliedAtMs`. Pure. */
+export function commitFate(result: CommitResult, targetOffset: number, appliedAtMs: number): Fate {
+  switch (result.kind) {
+    case 'committed':
+      return reported('APPLIED', targetOffset, '', appliedAtMs);
+    case 'active':
+      return reported(
+        'ACTIVE_ON_TARGET',
+        -1,
+        'the group has live members on the target; the broker refuses commits from outside the group',
+        appliedAtMs,
+      );
+    case 'retry':
+      return { kind: 'retry', error: result.error };
+    case 'failed':
+      return reported('COMMIT_FAILED', -1, result.detail, appliedAtMs);
+  }
+}
+
+/** Any failure of the store as a retryable error: the event is tried again later. */
+function asRetryable(error: unknown): OffsetSyncError {
+  if (isOffsetSyncError(error) && error.retryable) return error;
+  return new OffsetSyncError('applied-versions store failed', {
+    code: ErrorCodes.NATS_UNREACHABLE,
+    retryable: true,
+    cause: error,
+  });
+}
+
+/** What the group step needs. */
+export interface GroupApplyOptions {
+  link: Link;
+  target: TargetCalls;
+  reservations: Reservations;
+  activeGroups: ActiveGroups;
+  counters: OutcomeCounters;
+  logger: Logger;
+  clock: () => number;
+  applicationCommitTime?: ApplicationCommitTime | undefined;
+}
+
+/** Decides, reserves and commits the translations of one group. */
+export class GroupApply {
+  constructor(private readonly options: GroupApplyOptions) {}
+
+  /**
+   * Sets every item's fate. Resolves with the reservations that were committed, for the re-commit
+   * check; rejects only when putting back a failed reservation failed.
+   */
+  async apply(group: string, items: readonly WorkItem[]): Promise<CommitReservation[]> {
+    const now = this.options.clock();
+    const waitingUntil = this.options.activeGroups.waitingUntil(group, now);
+    if (waitingUntil !== undefined) {
+      for (const item of items) {
+        item.fate = reported(
+          'ACTIVE_ON_TARGET',
+          -1,
+          `the group has live members on the target; the next commit is tried after ${new Date(waitingUntil).toISOString()}`,
+          now,
+        );
+      }
+      return [];
+    }
+
+    let committed: CommittedOffset[];
+    try {
+      committed = await this.options.target.fetchCommittedOffsets(group, [
+        ...new Set(items.map((i) => i.translation.topic)),
+      ]);
+    } catch (error: unknown) {
+      this.groupFailed(group, items, error);
+      return [];
+    }
+    const commitOf = await this.targetCommits(group, committed);
+
+    const reservations: Reservation[] = [];
+    await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {
+      try {
+        const target = commitOf.get(partitionKey(item.translation.topic, item.translation.partition));
+        reservations.push(await this.options.reservations.reserve(item, target));
+      } catch (error: unknown) {
+        this.options.logger.warn(
+          { err: error, key: item.key },
+          'could not reserve the version in KV; will retry',
+        );
+        item.fate = { kind: 'retry', error: asRetryable(error) };
+      }
+    });
+
+    const toCommit: CommitReservation[] = [];
+    for (const r of reservations) {
+      const { decision } = r;
+      if (decision.kind === 'apply') toCommit.push({ ...r, decision });
+      else r.item.fate = decisionFate(decision, now);
+    }
+    if (toCommit.length === 0) return [];
+    return this.commit(group, toCommit, now);
+  }
+
+  /**
+   * The group's committed offsets on the target by partition, with the application's commit time where
+   * a collector reading the target published it (only for commits without offsetsync's mark).
+   */
+  private async targetCommits(
+    group: string,
+    committed: readonly CommittedOffset[],
+  ): Promise<Map<string, TargetCommit>> {
+    const commitOf = new Map<string, TargetCommit>(
+      committed.map((c) => [partitionKey(c.topic, c.partition), c]),
+    );
+    const lookUpTime = this.options.applicationCommitTime;
+    if (lookUpTime !== undefined) {
+      await mapWithConcurrency(committed, KEY_CONCURRENCY, async (c) => {
+        if (parseCommitMetadata(c.metadata) !== undefined) return;
+        const commitTimestampMs = await lookUpTime(group, c.topic, c.partition, c.offset).catch(
+          () => undefined,
+        );
+        if (commitTimestampMs !== undefined)
+          commitOf.set(partitionKey(c.topic, c.partition), { ...c, commitTimestampMs });
+      });
+    }
+    return commitOf;
+  }
+
+  /** Commits the reserved partitions in one OffsetCommit and sets their fates from the answers. */
+  private async commit(
+    group: string,
+    toCommit: readonly CommitReservation[],
+    now: number,
+  ): Promise<CommitReservation[]> {
+    const { reservations, link } = this.options;
+    let answers: CommitAnswer[];
+    try {
+      answers = await this.options.target.commitOffsets(
+        group,
+        toCommit.map(({ item, decision }) => commitEntry(link.source, item.translation, decision.record)),
+      );
+    } catch (error: unknown) {
+      await mapWithConcurrency(toCommit, KEY_CONCURRENCY, (r) => reservations.restore(r));
+      this.groupFailed(
+        group,
+        toCommit.map((r) => r.item),
+        error,
+      );
+      return [];
+    }
+    const appliedAtMs = this.options.clock();
+
+    const failed: CommitReservation[] = [];
+    const applied: CommitReservation[] = [];
+    let refused = false;
+    toCommit.forEach((r, i) => {
+      const result = classifyCommitError(answers[i]?.error);
+      r.item.fate = commitFate(result, r.decision.record.targetOffset, appliedAtMs);
+      if (result.kind === 'committed') {
+        this.options.counters.recordLag(appliedAtMs, r.item.translation.sourceCommitTimestampMs, {
+          source: link.source,
+          target: link.target,
+        });
+        applied.push(r);
+        return;
+      }
+      if (result.kind === 'active') refused = true;
+      failed.push(r);
+    });
+    if (refused) {
+      this.options.activeGroups.refused(group, now);
+      // Once per group per wait period: until then the group's events are skipped without asking the broker.
+      this.options.logger.warn(
+        { group },
+        'group has live members on the target; its offsets are not committed until it is empty and the source commits again',
+      );
+    }
+    // A failed commit must not be remembered as applied.
+    await mapWithConcurrency(failed, KEY_CONCURRENCY, (r) => reservations.restore(r));
+    return applied;
+  }
+
+  /** A Kafka call for the whole group failed: retry its items later, or report them. */
+  private groupFailed(group: string, items: readonly WorkItem[], error: unknown): void {
+    const result = classifyFailure(error);
+    const now = this.options.clock();
+    for (const item of items) {
+      if (result.kind === 'retry') item.fate = { kind: 'retry', error: result.error };
+      else if (result.kind === 'active')
+        item.fate = reported('ACTIVE_ON_TARGET', -1, failureDetail(error), now);
+      else item.fate = reported('COMMIT_FAILED', -1, result.detail, now);
+    }
+    this.options.logger.warn(
+      { err: error, group, events: items.length, retry: result.kind === 'retry' },
+      result.kind === 'retry'
+        ? 'target cluster call failed; the events will be retried'
+        : 'target cluster call failed',
+    );
+  }
+}

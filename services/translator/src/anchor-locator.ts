@@ -85,6 +85,12 @@ function missing(error: OffsetSyncError): Location {
   return { kind: 'failed', detail: error.message };
 }
 
+/** Where a request stands after a read failed: missing(), with the error kept for a failed read. */
+function locationOf(error: OffsetSyncError): Location {
+  const location = missing(error);
+  return location.kind === 'failed' ? { ...location, error } : location;
+}
+
 interface Search {
   request: LocateRequest;
   location?: Location;
@@ -177,7 +183,7 @@ export class AnchorLocator {
     });
     for (const search of searches) {
       const error = boundErrors.get(partitionKey(search.request.topic, search.request.partition));
-      if (error) search.location = missing(error);
+      if (error) search.location = locationOf(error);
     }
 
     await this.probe(
@@ -260,7 +266,7 @@ export class AnchorLocator {
       const answer = answers[i];
       if (answer === undefined) return;
       if (answer.error) {
-        search.location = missing(answer.error);
+        search.location = locationOf(answer.error);
       } else if (answer.offset < 0) {
         // The broker's -1: no record with a timestamp >= T. The record has not been replicated yet.
         search.location = {
@@ -330,7 +336,7 @@ export class AnchorLocator {
       const answer = answers[i];
       if (answer === undefined) return;
       if (answer.error) {
-        search.location = missing(answer.error);
+        search.location = locationOf(answer.error);
         return;
       }
       const budget = this.options.scanLimit - search.scanned;

@@ -12,6 +12,7 @@ import {
   TranslationOutcome,
   type Anchor,
   type OffsetCommitted,
+  type OffsetSyncError,
 } from '@offsetsync/contracts';
 import { type PartitionBounds } from '@offsetsync/kafka';
 
@@ -25,7 +26,8 @@ export type Location =
   | { kind: 'topic-missing'; detail: string }
   | { kind: 'partition-missing'; detail: string }
   | { kind: 'log-append-time'; detail: string }
-  | { kind: 'failed'; detail: string };
+  /** The target could not be read; `error` is what went wrong, for the heartbeat problems. */
+  | { kind: 'failed'; detail: string; error?: OffsetSyncError };
 
 /** The target partition's log start and end. */
 export type TargetBounds = PartitionBounds;

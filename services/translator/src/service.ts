@@ -1,8 +1,8 @@
 // The translator as a service definition: what `offsetsync translator` and the package's own main run.
 import type { ServiceDefinition } from '@offsetsync/runtime';
-import { Translator } from './translator.js';
+import { TranslatorWorker } from './translator-worker.js';
 
 export const translatorService: ServiceDefinition = {
   role: 'translator',
-  createWorker: (context) => new Translator(context),
+  createWorker: (context) => new TranslatorWorker(context),
 };

@@ -1,0 +1,257 @@
+// The translation pipeline over a batch, without servers: a locator answering from a table, a publish that
+// collects, messages that record how they were settled, and a ProblemBoard.
+import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { headers } from 'nats';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import {
+  AnchorStatus,
+  ErrorCodes,
+  Names,
+  OffsetCommitted,
+  OffsetDeleted,
+  OffsetSyncError,
+  OffsetTranslated,
+  RefusalReason,
+  TranslationOutcome,
+  type Anchor,
+} from '@offsetsync/contracts';
+import type { StreamMessage } from '@offsetsync/jetstream';
+import type { TopicPartition } from '@offsetsync/kafka';
+import { ProblemBoard } from '@offsetsync/runtime';
+import { partitionKey, type LocateRequest } from './anchor-locator.js';
+import { DeltaMemory } from './delta-memory.js';
+import type { Locator } from './pipeline/locate.js';
+import { TranslationPipeline, type CommittedMessage } from './translation-pipeline.js';
+import type { Location } from './translation-plan.js';
+
+const names = new Names('t');
+const NOW = 1_700_000_000_000;
+
+class FakeMessage implements CommittedMessage {
+  settled: string[] = [];
+  readonly headers = headers();
+  readonly info: { redeliveryCount: number };
+  constructor(
+    readonly subject: string,
+    readonly seq: number,
+    readonly data: Uint8Array,
+    type: string,
+    deliveries = 1,
+  ) {
+    this.headers.set('Offsetsync-Event', type);
+    this.info = { redeliveryCount: deliveries };
+  }
+  ack(): void {
+    this.settled.push('ack');
+  }
+  nak(millis?: number): void {
+    this.settled.push(`nak ${millis}`);
+  }
+  term(): void {
+    this.settled.push('term');
+  }
+}
+
+const anchor = (offset: number): Anchor => ({
+  offset,
+  timestampMs: 1,
+  timestampType: 0,
+  fingerprint: `f${offset}`,
+  keySize: 0,
+  valueSize: 0,
+});
+
+function commit(partition: number, offset: number, options: { deliveries?: number; seq?: number } = {}) {
+  const event = OffsetCommitted.fromPartial({
+    sourceCluster: 'src',
+    group: 'g',
+    topic: 'orders',
+    partition,
+    committedOffset: offset,
+    version: { offsetsPartition: 1, offsetsOffset: offset },
+    anchorStatus: AnchorStatus.ANCHOR_STATUS_RESOLVED,
+    nextRecord: anchor(offset),
+    observedAtMs: NOW,
+  });
+  return new FakeMessage(
+    names.committed('src', event),
+    options.seq ?? offset,
+    OffsetCommitted.encode(event).finish(),
+    'OffsetCommitted',
+    options.deliveries,
+  );
+}
+
+/** Answers by anchor offset from a table; `fail` makes the next round reject. */
+class TableLocator implements Locator {
+  readonly asked: LocateRequest[] = [];
+  fail: Error | undefined;
+  constructor(readonly answers: Map<number, Location>) {}
+  locate(requests: readonly LocateRequest[]) {
+    if (this.fail !== undefined) return Promise.reject(this.fail);
+    this.asked.push(...requests);
+    return Promise.resolve({
+      locations: requests.map(
+        (r): Location => this.answers.get(r.anchor.offset) ?? { kind: 'not-arrived', detail: 'not yet' },
+      ),
+      bounds: new Map(
+        requests.map((r) => [partitionKey(r.topic, r.partition), { logStartOffset: 0, highWatermark: 1000 }]),
+      ),
+    });
+  }
+  partitionBounds(_: readonly TopicPartition[]) {
+    return Promise.resolve(new Map());
+  }
+}
+
+function setup(answers = new Map<number, Location>()) {
+  const locator = new TableLocator(answers);
+  const published: { msgId: string; event: OffsetTranslated }[] = [];
+  const problems = new ProblemBoard(() => NOW);
+  const counts: string[] = [];
+  let publishFailure: Error | undefined;
+  const pipeline = new TranslationPipeline({
+    names,
+    source: 'src',
+    target: 'dst',
+    locator,
+    deltas: new DeltaMemory(),
+    publish: (messages: StreamMessage[]) => {
+      if (publishFailure !== undefined) return Promise.reject(publishFailure);
+      for (const m of messages) published.push({ msgId: m.msgId, event: OffsetTranslated.decode(m.payload) });
+      return Promise.resolve();
+    },
+    pendingFallbackAfterMs: 0,
+    pendingRetry: { minMs: 50, maxMs: 500 },
+    tracer: new BasicTracerProvider().getTracer('test'),
+    logger: pino({ level: 'silent' }),
+    record: (outcome) => counts.push(outcome),
+    problems,
+    clock: () => NOW,
+  });
+  const failPublish = (error: Error | undefined) => (publishFailure = error);
+  return { pipeline, locator, published, problems, counts, failPublish };
+}
+
+const codes = (problems: ProblemBoard) => problems.list().map((p) => p.code);
+
+describe('TranslationPipeline', () => {
+  it('translates only the newest commit per key, acks deletions, terminates what it cannot decode', async () => {
+    const { pipeline, published, problems, counts } = setup(
+      new Map([[12, { kind: 'found', offset: 19, method: 'timestamp-scan' }]]),
+    );
+    const older = commit(0, 11, { seq: 1 });
+    const newer = commit(0, 12, { seq: 2 });
+    const deleted = new FakeMessage(
+      names.committed('src', { group: 'g', topic: 'orders', partition: 1 }),
+      3,
+      OffsetDeleted.encode(OffsetDeleted.fromPartial({ group: 'g' })).finish(),
+      'OffsetDeleted',
+    );
+    const garbage = new FakeMessage(
+      't.committed.src.g.x.0',
+      4,
+      new Uint8Array([0xff, 0xff]),
+      'OffsetCommitted',
+    );
+    await pipeline.handleBatch([older, newer, deleted, garbage]);
+
+    expect(older.settled).toEqual(['ack']);
+    expect(deleted.settled).toEqual(['ack']);
+    expect(garbage.settled).toEqual(['term']);
+    expect(newer.settled).toEqual(['ack']);
+    expect(published).toMatchObject([
+      {
+        msgId: 'src:dst:1:12:final',
+        event: { outcome: TranslationOutcome.TRANSLATION_OUTCOME_EXACT, targetOffset: 19, sourceOffset: 12 },
+      },
+    ]);
+    expect(counts).toEqual(['undecodable', 'exact']);
+    expect(codes(problems)).toEqual([ErrorCodes.DECODE_ERROR]);
+
+    await pipeline.handleBatch([commit(0, 13)]);
+    expect(problems.list()).toEqual([]);
+  });
+
+  it('hands a pending translation back with backoff and counts it pending until it is translated; learns the delta', async () => {
+    const { pipeline, locator, published } = setup();
+    const first = commit(0, 20, { deliveries: 3 });
+    await pipeline.handleBatch([first]);
+    expect(first.settled).toEqual(['nak 200']);
+    expect(published.at(-1)).toMatchObject({
+      msgId: 'src:dst:1:20:pending-3',
+      event: { outcome: TranslationOutcome.TRANSLATION_OUTCOME_PENDING, targetOffset: -1, attempts: 3 },
+    });
+    expect(pipeline.pending.size).toBe(1);
+
+    locator.answers.set(20, { kind: 'found', offset: 27, method: 'timestamp-scan' });
+    const again = commit(0, 20, { deliveries: 4 });
+    await pipeline.handleBatch([again]);
+    expect(again.settled).toEqual(['ack']);
+    expect(pipeline.pending.size).toBe(0);
+    expect(pipeline.lastEventAtMs).toBe(NOW);
+
+    // The next lookup of the partition starts from the learned delta (27 - 20).
+    await pipeline.handleBatch([commit(0, 21)]);
+    expect(locator.asked.at(-1)).toMatchObject({ anchor: { offset: 21 }, delta: 7 });
+  });
+
+  it('refuses an invalid source commit without asking the target', async () => {
+    const { pipeline, locator, published } = setup();
+    const event = OffsetCommitted.fromPartial({
+      group: 'g',
+      topic: 'orders',
+      version: { offsetsPartition: 1, offsetsOffset: 5 },
+      anchorStatus: AnchorStatus.ANCHOR_STATUS_BEYOND_LOG_END,
+    });
+    const message = new FakeMessage(
+      names.committed('src', event),
+      1,
+      OffsetCommitted.encode(event).finish(),
+      'OffsetCommitted',
+    );
+    await pipeline.handleBatch([message]);
+    expect(locator.asked).toEqual([]);
+    expect(published[0]?.event.refusalReason).toBe(RefusalReason.REFUSAL_REASON_INVALID_SOURCE_OFFSET);
+    expect(message.settled).toEqual(['ack']);
+  });
+
+  it('files a target that cannot be read under its code, leaves the batch unsettled, and clears it once reads work', async () => {
+    const { pipeline, locator, problems } = setup();
+    locator.fail = new OffsetSyncError('no broker', { code: ErrorCodes.KAFKA_UNREACHABLE });
+    const message = commit(0, 30);
+    await expect(pipeline.handleBatch([message])).rejects.toThrow('no broker');
+    expect(message.settled).toEqual([]);
+    expect(codes(problems)).toEqual([ErrorCodes.KAFKA_UNREACHABLE]);
+
+    // One partition that cannot be read: its translation waits, and the problem stays.
+    locator.fail = undefined;
+    const error = new OffsetSyncError('broker said no', { code: ErrorCodes.KAFKA_BROKER_ERROR });
+    locator.answers.set(31, { kind: 'failed', detail: error.message, error });
+    const unreadable = commit(0, 31);
+    await pipeline.handleBatch([unreadable]);
+    expect(unreadable.settled).toEqual(['nak 50']);
+    expect(problems.list()).toMatchObject([
+      { code: ErrorCodes.KAFKA_BROKER_ERROR, detail: 'broker said no' },
+    ]);
+
+    await pipeline.handleBatch([commit(0, 32)]);
+    expect(problems.list()).toEqual([]);
+  });
+
+  it('files a failed publish under its code and leaves the batch unsettled', async () => {
+    const { pipeline, problems, failPublish } = setup(
+      new Map([[40, { kind: 'found', offset: 41, method: 'delta-probe' }]]),
+    );
+    failPublish(new OffsetSyncError('nats down', { code: ErrorCodes.NATS_UNREACHABLE }));
+    const message = commit(0, 40);
+    await expect(pipeline.handleBatch([message])).rejects.toThrow('nats down');
+    expect(message.settled).toEqual([]);
+    expect(codes(problems)).toEqual([ErrorCodes.NATS_UNREACHABLE]);
+
+    failPublish(undefined);
+    await pipeline.handleBatch([commit(0, 40)]);
+    expect(problems.list()).toEqual([]);
+  });
+});

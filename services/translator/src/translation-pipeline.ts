@@ -1,0 +1,261 @@
+// What the translator does with one batch of OffsetCommitted events of one link (source -> target), step
+// by step (pipeline/):
+//   intake:          the newest message per key (the older ones are done), read through the envelope;
+//   decide without target: refusals that need no look at the target (translation-plan.ts);
+//   locate:          the anchors' counterparts on the target, many at a time;
+//   build:           the translation of each located commit, and the offset deltas it teaches;
+//   publish:         one OffsetTranslated event per translation, through the envelope;
+//   schedule pending: acknowledge what is done, hand pending ones back with a growing delay.
+// A source commit is acknowledged only after JetStream acknowledged its translation; a crash leads to a
+// redelivery, and the message ids make the repeat harmless.
+import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
+import type { MsgHdrs } from 'nats';
+import type { Names, OffsetCommitted, OffsetSyncError } from '@offsetsync/contracts';
+import type { StreamMessage } from '@offsetsync/jetstream';
+import { toOffsetSyncError } from '@offsetsync/kafka';
+import type { Logger, ProblemBoard } from '@offsetsync/runtime';
+import type { DeltaMemory } from './delta-memory.js';
+import { buildTranslation } from './pipeline/build-translations.js';
+import { newestPerSubject, readCommit } from './pipeline/intake.js';
+import { locateAnchors, readFailures, type AnchorLocations, type Locator } from './pipeline/locate.js';
+import { outcomeName, translatedMessage, type Link } from './pipeline/publish.js';
+import { PendingTranslations, settlementOf, type PendingRetry } from './pipeline/schedule-pending.js';
+import { decideWithoutTarget, type Translation } from './translation-plan.js';
+
+/** The parts of a JetStream message the pipeline uses (JsMsg has them). */
+export interface CommittedMessage {
+  readonly subject: string;
+  readonly seq: number;
+  readonly data: Uint8Array;
+  readonly headers: MsgHdrs | undefined;
+  readonly info: { readonly redeliveryCount: number };
+  ack(): void;
+  nak(millis?: number): void;
+  term(reason?: string): void;
+}
+
+/** Where the steps file what fails, and clear it when it works again (a ProblemBoard). */
+export type ProblemReporter = Pick<ProblemBoard, 'fail' | 'recover'>;
+
+/** The heartbeat areas of the pipeline: a problem of one is cleared when that area works again. */
+export const TranslatorAreas = {
+  /** OffsetCommitted events whose payload cannot be decoded (DECODE_ERROR). */
+  readCommits: 'read commits',
+  /** Reading the target: a failed round of the locator, or a partition that could not be read. */
+  locateAnchors: 'locate anchors',
+  /** Publishing OffsetTranslated events to JetStream. */
+  publishTranslations: 'publish translations',
+} as const;
+
+/** What a translation pipeline needs. */
+export interface TranslationPipelineOptions {
+  names: Names;
+  /** Alias of the source cluster of the link. */
+  source: string;
+  /** Alias of the target cluster. */
+  target: string;
+  /** Shared by the links of a target: many groups at one position ask it the same question. */
+  locator: Locator;
+  /** The learned offset deltas of the target's partitions. */
+  deltas: DeltaMemory;
+  /** Publishes events and resolves once JetStream acknowledged all of them (publishAll). */
+  publish: (messages: StreamMessage[]) => Promise<unknown>;
+  /** After how long a record that has not arrived is given up on (0: never). */
+  pendingFallbackAfterMs: number;
+  /** The backoff of pending translations. */
+  pendingRetry: PendingRetry;
+  tracer: Tracer;
+  logger: Logger;
+  /** Counts one handled commit by outcome name (`exact`, `pending`, `undecodable`...). */
+  record: (outcome: string) => void;
+  /** Where failures are filed; see TranslatorAreas. Default: nowhere. */
+  problems?: ProblemReporter;
+  clock?: () => number;
+}
+
+/** One source commit on its way through the batch. */
+interface Work {
+  message: CommittedMessage;
+  event: OffsetCommitted;
+  span: Span;
+  translation?: Translation;
+}
+
+/** The translation pipeline of one link. */
+export class TranslationPipeline {
+  private readonly clock: () => number;
+  private readonly link: Link;
+  /** The keys whose last translation is pending. */
+  readonly pending = new PendingTranslations();
+  /** When the last batch was published (epoch ms); 0 before the first. */
+  lastEventAtMs = 0;
+
+  constructor(private readonly options: TranslationPipelineOptions) {
+    this.clock = options.clock ?? Date.now;
+    this.link = { source: options.source, target: options.target };
+  }
+
+  /**
+   * Handles a batch and settles its messages: older messages of a key and those that need no translation
+   * are acknowledged at once, undecodable ones terminated; the rest once their translations are stored,
+   * pending ones handed back with a delay. Rejects when the target could not be read or the translations
+   * could not be published; the caller hands the unsettled messages back.
+   */
+  async handleBatch(messages: readonly CommittedMessage[]): Promise<void> {
+    const work = this.intake(messages);
+    const toLocate = work.filter((w) => w.translation === undefined);
+    let located: AnchorLocations[];
+    try {
+      located = await this.locate(toLocate);
+    } catch (error: unknown) {
+      for (const w of work) w.span.end();
+      throw error;
+    }
+    const nowMs = this.clock();
+    toLocate.forEach((w, i) => {
+      w.translation = buildTranslation(w.event, located[i]!, {
+        nowMs,
+        deliveryCount: w.message.info.redeliveryCount,
+        pendingFallbackAfterMs: this.options.pendingFallbackAfterMs,
+      });
+      this.learn(w.event, w.translation);
+    });
+    await this.publish(work);
+    this.schedule(work);
+  }
+
+  /** The newest message per key, read: what needs translating, with spans started and early decisions. */
+  private intake(messages: readonly CommittedMessage[]): Work[] {
+    const { newest, superseded } = newestPerSubject(messages);
+    // Only the newest event of each key matters; older ones in the same batch are done.
+    for (const message of superseded) message.ack();
+    const work: Work[] = [];
+    let undecodable: OffsetSyncError | undefined;
+    let readable = false;
+    for (const message of newest) {
+      const read = readCommit(message);
+      if (read.kind === 'undecodable') {
+        this.options.logger.error(
+          { err: read.error, subject: message.subject },
+          'undecodable OffsetCommitted event; dropped',
+        );
+        this.options.record('undecodable');
+        message.term();
+        undecodable = read.error;
+        continue;
+      }
+      readable = true;
+      if (read.kind === 'no-translation') {
+        // Deletions need no translation; the committer does not delete offsets on targets.
+        message.ack();
+        continue;
+      }
+      const span = this.options.tracer.startSpan(
+        'offsetsync.translate',
+        {
+          kind: SpanKind.CONSUMER,
+          attributes: {
+            'offsetsync.source': this.link.source,
+            'offsetsync.target': this.link.target,
+            'offsetsync.group': read.event.group,
+            'offsetsync.topic': read.event.topic,
+            'offsetsync.partition': read.event.partition,
+          },
+        },
+        read.trace,
+      );
+      work.push({ message, event: read.event, span, translation: decideWithoutTarget(read.event) });
+    }
+    if (undecodable !== undefined) this.options.problems?.fail(TranslatorAreas.readCommits, undecodable);
+    else if (readable) this.options.problems?.recover(TranslatorAreas.readCommits);
+    return work;
+  }
+
+  /** Locates the anchors; a round that fails, or a partition that could not be read, is a problem. */
+  private async locate(work: readonly Work[]): Promise<AnchorLocations[]> {
+    const { source, target } = this.link;
+    let located: AnchorLocations[];
+    try {
+      located = await locateAnchors(
+        this.options.locator,
+        work.map(({ event }) => ({
+          event,
+          delta: this.options.deltas.get(source, target, event.topic, event.partition),
+        })),
+      );
+    } catch (error: unknown) {
+      this.options.problems?.fail(
+        TranslatorAreas.locateAnchors,
+        toOffsetSyncError(error, { operation: 'locate anchors on the target' }),
+      );
+      throw error;
+    }
+    // A partition that could not be read leaves its translation pending: retried, and reported here.
+    const [failure] = readFailures(located);
+    if (failure === undefined) this.options.problems?.recover(TranslatorAreas.locateAnchors);
+    else this.options.problems?.fail(TranslatorAreas.locateAnchors, failure);
+    return located;
+  }
+
+  /** Remembers the offset delta an exact translation found. */
+  private learn(event: OffsetCommitted, translation: Translation): void {
+    if (translation.learned === undefined) return;
+    this.options.deltas.learn(
+      this.link.source,
+      this.link.target,
+      event.topic,
+      event.partition,
+      translation.learned.anchor.offset,
+      translation.learned.targetOffset,
+    );
+  }
+
+  /** Publishes every translation; ends the spans. */
+  private async publish(work: readonly Work[]): Promise<void> {
+    const translatedAtMs = this.clock();
+    const messages: StreamMessage[] = [];
+    for (const w of work) {
+      if (w.translation === undefined) continue;
+      messages.push(
+        translatedMessage(
+          this.options.names,
+          {
+            link: this.link,
+            event: w.event,
+            translation: w.translation,
+            attempts: w.message.info.redeliveryCount,
+            translatedAtMs,
+          },
+          trace.setSpan(context.active(), w.span),
+        ),
+      );
+      w.span.setAttribute('offsetsync.outcome', outcomeName(w.translation.outcome));
+    }
+    try {
+      await this.options.publish(messages);
+      this.options.problems?.recover(TranslatorAreas.publishTranslations);
+    } catch (error: unknown) {
+      this.options.problems?.fail(TranslatorAreas.publishTranslations, error);
+      throw error;
+    } finally {
+      for (const w of work) w.span.end();
+    }
+    this.lastEventAtMs = translatedAtMs;
+  }
+
+  /** Settles the published commits: acknowledged, or handed back while pending. */
+  private schedule(work: readonly Work[]): void {
+    for (const w of work) {
+      if (w.translation === undefined) continue;
+      this.options.record(outcomeName(w.translation.outcome));
+      const settlement = settlementOf(
+        w.translation,
+        w.message.info.redeliveryCount,
+        this.options.pendingRetry,
+      );
+      this.pending.settled(w.message.subject, settlement);
+      if (settlement.kind === 'nak') w.message.nak(settlement.delayMs);
+      else w.message.ack();
+    }
+  }
+}

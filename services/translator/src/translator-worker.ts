@@ -1,0 +1,158 @@
+// The translator worker: for every link into its target, a durable pull consumer of OffsetCommitted events
+// whose batches go through the translation pipeline (translation-pipeline.ts); one Kafka adapter and one
+// anchor locator for the target cluster, shared by the links; lifecycle, metrics and the heartbeat's
+// progress and problems. Pending translations are retried with backoff (nak with a delay) until the
+// record arrives; newer commits of the same key supersede them.
+import type { JsMsg } from 'nats';
+import { ConfigError, Progress } from '@offsetsync/contracts';
+import {
+  BatchConsumer,
+  JetStreamPublisher,
+  provisionDurableConsumer,
+  publishAll,
+} from '@offsetsync/jetstream';
+import { KafkaAdapter } from '@offsetsync/kafka';
+import {
+  ProblemBoard,
+  type HeartbeatState,
+  type ServiceContext,
+  type ServiceWorker,
+  type TranslatorConfig,
+} from '@offsetsync/runtime';
+import { AnchorLocator } from './anchor-locator.js';
+import { DeltaMemory } from './delta-memory.js';
+import { TranslationPipeline } from './translation-pipeline.js';
+
+/** Batches translated at once (never two with the same key). */
+const BATCH_CONCURRENCY = 4;
+/** OffsetTranslated events in flight at once while publishing a batch's events. */
+const PUBLISH_CONCURRENCY = 256;
+
+/** The translator's worker: intake from JetStream, lifecycle and heartbeat state around the pipelines. */
+export class TranslatorWorker implements ServiceWorker {
+  private readonly settings: TranslatorConfig;
+  private readonly adapter: KafkaAdapter;
+  private readonly publisher: JetStreamPublisher;
+  private readonly locator: AnchorLocator;
+  private readonly deltas = new DeltaMemory();
+  private readonly pipelines: TranslationPipeline[] = [];
+  private readonly consumers: BatchConsumer[] = [];
+  private readonly counts = new Map<string, number>();
+  private readonly problems = new ProblemBoard();
+  private readonly record: (outcome: string) => void;
+  readonly heartbeat: HeartbeatState;
+
+  constructor(private readonly context: ServiceContext) {
+    const settings = context.config.translator;
+    if (settings === undefined) {
+      throw new ConfigError([{ path: 'translator', message: 'required to run the translator service' }]);
+    }
+    const cluster = context.config.clusters[settings.target];
+    if (cluster === undefined) {
+      throw new ConfigError([
+        { path: 'translator.target', message: `cluster '${settings.target}' is not configured` },
+      ]);
+    }
+    this.settings = settings;
+    this.adapter = new KafkaAdapter({
+      cluster,
+      clientId: `offsetsync-translator-${context.config.instance.id}`,
+      logger: context.logger,
+    });
+    this.publisher = new JetStreamPublisher(context.nats);
+    this.locator = new AnchorLocator(this.adapter, {
+      probeWindow: settings.probeWindow,
+      scanLimit: settings.scanLimit,
+      cacheSize: settings.cacheSize,
+    });
+    const outcomes = context.telemetry.meter.createCounter('offsetsync_translations', {
+      description: 'Translations by outcome (exact, inexact, pending, refused).',
+    });
+    this.record = (outcome) => {
+      this.counts.set(outcome, (this.counts.get(outcome) ?? 0) + 1);
+      outcomes.add(1, { outcome });
+    };
+    context.telemetry.meter
+      .createObservableGauge('offsetsync_pending_translations', {
+        description: 'Translations waiting for their record on the target.',
+      })
+      .addCallback((result) => result.observe(this.pendingCount()));
+    this.heartbeat = {
+      progress: () =>
+        Progress.fromPartial({
+          eventsByOutcome: Object.fromEntries(this.counts),
+          pending: this.pendingCount(),
+          lastEventAtMs: Math.max(0, ...this.pipelines.map((p) => p.lastEventAtMs)),
+        }),
+      problems: () => this.problems.list(),
+    };
+  }
+
+  async start(): Promise<void> {
+    const { names, config, nats, logger, telemetry } = this.context;
+    const target = this.settings.target;
+    const jsm = await nats.jetstreamManager();
+    const js = nats.jetstream();
+    const sources = [...new Set(config.links.filter((l) => l.target === target).map((l) => l.source))];
+    for (const source of sources) {
+      const durable = `translator-${source}-${target}`;
+      await provisionDurableConsumer(jsm, {
+        stream: names.stream('committed'),
+        durable,
+        filterSubject: names.committedFilter(source),
+        ackWaitMs: 30_000,
+        maxAckPending: 20_000,
+      });
+      const pipeline = new TranslationPipeline({
+        names,
+        source,
+        target,
+        locator: this.locator,
+        deltas: this.deltas,
+        publish: (messages) => publishAll(this.publisher, messages, { concurrency: PUBLISH_CONCURRENCY }),
+        pendingFallbackAfterMs: this.settings.pendingFallbackAfterMs,
+        pendingRetry: { minMs: this.settings.pendingRetryMinMs, maxMs: this.settings.pendingRetryMaxMs },
+        tracer: telemetry.tracer,
+        logger,
+        record: this.record,
+        problems: this.problems,
+      });
+      const consumer = new BatchConsumer({
+        js,
+        stream: names.stream('committed'),
+        durable,
+        maxBatch: 500,
+        // A batch waits for the target's brokers and JetStream most of its time; the next need not.
+        concurrency: BATCH_CONCURRENCY,
+        logger,
+        handle: (messages) => this.handle(pipeline, messages),
+      });
+      await consumer.start();
+      this.pipelines.push(pipeline);
+      this.consumers.push(consumer);
+      logger.info({ source, target, durable }, 'translating offsets for link');
+    }
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.consumers.map((c) => c.stop()));
+    this.publisher.close();
+    await this.adapter.disconnect();
+  }
+
+  /** Handles one batch of one link; a batch that fails for any reason is a problem until one succeeds. */
+  private async handle(pipeline: TranslationPipeline, messages: JsMsg[]): Promise<void> {
+    try {
+      await pipeline.handleBatch(messages);
+      this.problems.recover('handle batch');
+    } catch (error: unknown) {
+      this.problems.fail('handle batch', error);
+      throw error;
+    }
+  }
+
+  /** Keys waiting for their record on the target, over every link. */
+  private pendingCount(): number {
+    return this.pipelines.reduce((sum, p) => sum + p.pending.size, 0);
+  }
+}

@@ -1,7 +1,8 @@
-// Reads the four offsetsync streams with ordered consumers from their first message. (Push-based ordered
-// consumers: the pull-based `consumers.get()` flavour of nats.js never delivers on nats-server 2.9.) Each stream keeps
-// the last event per subject, so this replays the current state at start and then follows new events;
-// a restarted health service therefore answers the same as before. Decoding is in `decodeHealthEvent`.
+// The health worker's intake: reads the four offsetsync streams with ordered consumers from their first
+// message. (Push-based ordered consumers: the pull-based `consumers.get()` flavour of nats.js never
+// delivers on nats-server 2.9.) Each stream keeps the last event per subject, so this replays the current
+// state at start and then follows new events; a restarted health service therefore answers the same as
+// before. Reading a message into an event is health-events.ts.
 import {
   consumerOpts,
   type JetStreamClient,
@@ -9,139 +10,23 @@ import {
   type JetStreamSubscription,
   type JsMsg,
 } from 'nats';
-import {
-  ApplyOutcome,
-  DeletionReason,
-  Heartbeat,
-  OffsetApplied,
-  OffsetCommitted,
-  OffsetDeleted,
-  OffsetTranslated,
-  type Names,
-  EVENT_TYPE_HEADER,
-} from '@offsetsync/contracts';
-import { type Logger } from '@offsetsync/runtime';
-import type { HealthEvent } from './health-state.js';
-
-const DELETION_WORDS: Record<number, string> = {
-  [DeletionReason.DELETION_REASON_OFFSET_DELETED]: 'offsets deleted by an administrator',
-  [DeletionReason.DELETION_REASON_GROUP_DELETED]: 'group deleted',
-  [DeletionReason.DELETION_REASON_OFFSET_EXPIRED]: 'offsets expired',
-};
-
-type StreamKind = 'committed' | 'translated' | 'applied' | 'heartbeats';
-
-/** Decodes one stream message into a health event; undefined for messages health does not use. */
-export function decodeHealthEvent(kind: StreamKind, type: string, data: Uint8Array): HealthEvent | undefined {
-  const version = (v: { offsetsPartition: number; offsetsOffset: number } | undefined) =>
-    v ?? { offsetsPartition: -1, offsetsOffset: -1 };
-  switch (kind) {
-    case 'heartbeats': {
-      const b = Heartbeat.decode(data);
-      return {
-        kind: 'heartbeat',
-        instance: {
-          role: b.role,
-          instanceId: b.instanceId,
-          sourceClusters: b.sourceClusters,
-          targetCluster: b.targetCluster,
-          lastHeartbeatMs: b.sentAtMs,
-          intervalMs: b.intervalMs,
-          pending: b.progress?.pending ?? 0,
-          softwareVersion: b.softwareVersion,
-          problems: b.problems,
-        },
-      };
-    }
-    case 'committed': {
-      if (type === 'OffsetDeleted') {
-        const d = OffsetDeleted.decode(data);
-        const fact = {
-          version: version(d.version),
-          detail: DELETION_WORDS[d.reason] ?? 'offsets removed',
-          observedAtMs: d.observedAtMs,
-        };
-        return d.partition < 0
-          ? { kind: 'deleted', source: d.sourceCluster, group: d.group, fact }
-          : {
-              kind: 'deleted',
-              source: d.sourceCluster,
-              group: d.group,
-              partition: { topic: d.topic, partition: d.partition },
-              fact,
-            };
-      }
-      if (type !== 'OffsetCommitted') return undefined;
-      const c = OffsetCommitted.decode(data);
-      return {
-        kind: 'committed',
-        source: c.sourceCluster,
-        group: c.group,
-        topic: c.topic,
-        partition: c.partition,
-        fact: {
-          version: version(c.version),
-          offset: c.committedOffset,
-          commitTimestampMs: c.commitTimestampMs,
-          observedAtMs: c.observedAtMs,
-        },
-      };
-    }
-    case 'translated': {
-      const t = OffsetTranslated.decode(data);
-      return {
-        kind: 'translated',
-        link: { source: t.sourceCluster, target: t.targetCluster },
-        group: t.group,
-        topic: t.topic,
-        partition: t.partition,
-        fact: {
-          version: version(t.version),
-          sourceOffset: t.sourceOffset,
-          targetOffset: t.targetOffset,
-          outcome: t.outcome,
-          refusalReason: t.refusalReason,
-          detail: t.detail,
-          attempts: t.attempts,
-          sourceCommitTimestampMs: t.sourceCommitTimestampMs,
-        },
-      };
-    }
-    case 'applied': {
-      const a = OffsetApplied.decode(data);
-      if (a.outcome === ApplyOutcome.APPLY_OUTCOME_UNSPECIFIED) return undefined;
-      return {
-        kind: 'applied',
-        link: { source: a.sourceCluster, target: a.targetCluster },
-        group: a.group,
-        topic: a.topic,
-        partition: a.partition,
-        fact: {
-          version: version(a.version),
-          sourceOffset: a.sourceOffset,
-          targetOffset: a.targetOffset,
-          exact: a.exact,
-          outcome: a.outcome,
-          skipReason: a.skipReason,
-          detail: a.detail,
-          sourceCommitTimestampMs: a.sourceCommitTimestampMs,
-          appliedAtMs: a.appliedAtMs,
-        },
-      };
-    }
-  }
-}
+import { type Names } from '@offsetsync/contracts';
+import { HEALTH_STREAMS, type HealthStream } from './health-events.js';
 
 /** Options of {@link EventFeed}. */
 export interface EventFeedOptions {
   js: JetStreamClient;
   names: Names;
-  logger: Logger;
-  /** Receives every decoded event, in stream order per stream. */
-  onEvent: (event: HealthEvent) => void;
+  /** Receives every message, in stream order per stream. */
+  onMessage: (stream: HealthStream, message: JsMsg) => void;
+  /**
+   * Called when reading a stream fails, unless the feed is stopping; during the replay `start()` rejects
+   * too. The stream is not read any further.
+   */
+  onFailure: (stream: HealthStream, error: unknown) => void;
 }
 
-function streamFilter(names: Names, kind: StreamKind): string {
+function streamFilter(names: Names, kind: HealthStream): string {
   switch (kind) {
     case 'heartbeats':
       return names.heartbeatFilter();
@@ -154,8 +39,6 @@ function streamFilter(names: Names, kind: StreamKind): string {
   }
 }
 
-const KINDS: readonly StreamKind[] = ['heartbeats', 'committed', 'translated', 'applied'];
-
 /** Follows the streams; `start()` resolves once everything they held at start has been read. */
 export class EventFeed {
   private readonly subscriptions: JetStreamSubscription[] = [];
@@ -167,7 +50,7 @@ export class EventFeed {
   /** Starts reading every stream; resolves when the state stored at start has been replayed. */
   async start(jsm: JetStreamManager): Promise<void> {
     const caughtUp: Promise<void>[] = [];
-    for (const kind of KINDS) {
+    for (const kind of HEALTH_STREAMS) {
       const stream = this.options.names.stream(kind);
       const info = await jsm.streams.info(stream);
       const lastSeq = info.state.messages === 0 ? 0 : info.state.last_seq;
@@ -197,7 +80,7 @@ export class EventFeed {
   }
 
   private async follow(
-    kind: StreamKind,
+    kind: HealthStream,
     messages: JetStreamSubscription,
     lastSeq: number,
     markCaughtUp: () => void,
@@ -205,26 +88,14 @@ export class EventFeed {
   ): Promise<void> {
     try {
       for await (const message of messages) {
-        this.handle(kind, message);
+        this.options.onMessage(kind, message);
         if (message.info.streamSequence >= lastSeq) markCaughtUp();
       }
     } catch (error: unknown) {
-      // Before the replay finished this fails the start; afterwards it is logged (and the start promise,
+      // Before the replay finished this fails the start; afterwards it is reported (and the start promise,
       // already settled, ignores the rejection).
       failed(error);
-      if (!this.stopped) this.options.logger.error({ err: error, kind }, 'reading a stream failed');
+      if (!this.stopped) this.options.onFailure(kind, error);
     }
-  }
-
-  private handle(kind: StreamKind, message: JsMsg): void {
-    let event: HealthEvent | undefined;
-    try {
-      event = decodeHealthEvent(kind, message.headers?.get(EVENT_TYPE_HEADER) ?? '', message.data);
-    } catch (error: unknown) {
-      // A message health cannot read is skipped; the stream keeps it for the services that own it.
-      this.options.logger.warn({ err: error, subject: message.subject }, 'undecodable event ignored');
-      return;
-    }
-    if (event !== undefined) this.options.onEvent(event);
   }
 }

@@ -1,12 +1,16 @@
-// The health service's worker: replays the streams into HealthState, re-evaluates every link on a short
-// tick, publishes link statuses to grpc.health.v1 and WatchLinks, and serves the gRPC API.
+// The health service's worker: intake (the streams, replayed at start and then followed), lifecycle and
+// heartbeats. Each message goes through the steps of health-events.ts (read it into an event) and
+// health-state.ts (fold it in); on a short tick every link is correlated (link-correlation.ts, through
+// HealthState) and published to grpc.health.v1 and WatchLinks. The gRPC API (health-api.ts) answers
+// from the state and the published links.
 import type { Server } from '@grpc/grpc-js';
-import type { LinkStatus } from '@offsetsync/contracts';
-import { Progress } from '@offsetsync/contracts';
+import type { JsMsg } from 'nats';
+import { ErrorCodes, OffsetSyncError, Progress, type LinkStatus } from '@offsetsync/contracts';
 import {
   bindServer,
   HealthStatusBoard,
   OffsetSyncConfigSchema,
+  ProblemBoard,
   serverCredentials,
   ServingStatus,
   shutdownServer,
@@ -17,6 +21,7 @@ import {
 } from '@offsetsync/runtime';
 import { EventFeed } from './event-feed.js';
 import { createHealthGrpcServer, type HealthView } from './health-api.js';
+import { readHealthEvent, type HealthStream } from './health-events.js';
 import { HealthState } from './health-state.js';
 import { HEALTH_API_SERVICE_NAME, linkIsServing, linkServiceName } from './link-names.js';
 
@@ -25,15 +30,20 @@ export function evaluationTickMs(heartbeatIntervalMs: number): number {
   return Math.min(250, Math.max(50, Math.floor(heartbeatIntervalMs / 4)));
 }
 
+/** The heartbeat problem area of reading one stream. */
+const readArea = (stream: HealthStream) => `read ${stream} stream`;
+
+/** The health service's worker; see the file comment for its steps. */
 export class HealthWorker implements ServiceWorker, HealthView {
   readonly state: HealthState;
   readonly board = new HealthStatusBoard();
   readonly heartbeat: HeartbeatState;
-  private readonly settings: HealthConfig;
   private readonly current = new Map<string, { status: LinkStatus; alive: string }>();
   private readonly listeners = new Set<(status: LinkStatus) => void>();
+  private readonly settings: HealthConfig;
   private readonly openStreams = new Set<() => void>();
   private readonly feed: EventFeed;
+  private readonly problems = new ProblemBoard();
   private server: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
   private eventsSeen = 0;
@@ -49,12 +59,8 @@ export class HealthWorker implements ServiceWorker, HealthView {
     this.feed = new EventFeed({
       js: context.nats.jetstream(),
       names: context.names,
-      logger: context.logger,
-      onEvent: (event) => {
-        this.state.apply(event);
-        this.eventsSeen += 1;
-        this.lastEventAtMs = this.clock();
-      },
+      onMessage: (stream, message) => this.take(stream, message),
+      onFailure: (stream, error) => this.streamFailed(stream, error),
     });
     this.heartbeat = {
       progress: () =>
@@ -63,7 +69,7 @@ export class HealthWorker implements ServiceWorker, HealthView {
           pending: 0,
           lastEventAtMs: this.lastEventAtMs,
         }),
-      problems: () => [],
+      problems: () => this.problems.list(),
     };
     // Until the streams are replayed nothing is known: every name the API answers for is NOT_SERVING.
     this.board.set('', ServingStatus.NOT_SERVING);
@@ -141,5 +147,35 @@ export class HealthWorker implements ServiceWorker, HealthView {
     }
     if (this.server !== undefined)
       this.board.set('', allServing ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
+  }
+
+  /** Intake of one message: read it into an event and fold that into the state. */
+  private take(stream: HealthStream, message: JsMsg): void {
+    const reading = readHealthEvent(stream, message);
+    if (!reading.ok) {
+      // A message health cannot read is skipped; the stream keeps it for the services that own it. Types
+      // health does not take (a newer build's, during an upgrade) are skipped without a word.
+      if (reading.reason === 'UNDECODABLE')
+        this.context.logger.warn(
+          { subject: message.subject, type: reading.type, detail: reading.detail },
+          'undecodable event ignored',
+        );
+      return;
+    }
+    this.state.apply(reading.event);
+    this.eventsSeen += 1;
+    this.lastEventAtMs = this.clock();
+  }
+
+  /** A stream that cannot be read any more: logged, and reported in the heartbeats until a restart. */
+  private streamFailed(stream: HealthStream, error: unknown): void {
+    this.context.logger.error({ err: error, kind: stream }, 'reading a stream failed');
+    this.problems.fail(
+      readArea(stream),
+      new OffsetSyncError(`reading the ${stream} stream failed`, {
+        code: ErrorCodes.NATS_UNREACHABLE,
+        cause: error,
+      }),
+    );
   }
 }

@@ -71,7 +71,7 @@ describe('health worker', () => {
     onTestFinished(() => worker.stop());
     await worker.start();
 
-    expect(worker.links().map((l) => l.state)).toEqual([LinkState.LINK_STATE_SOURCE_ONLY]);
+    expect(worker.links.links().map((l) => l.state)).toEqual([LinkState.LINK_STATE_SOURCE_ONLY]);
     expect(worker.heartbeat.progress().eventsByOutcome).toEqual({ read: 1 });
     await vi.waitFor(() =>
       expect(worker.heartbeat.problems()).toEqual([

@@ -1,11 +1,11 @@
 // The health service's worker: intake (the streams, replayed at start and then followed), lifecycle and
 // heartbeats. Each message goes through the steps of health-events.ts (read it into an event) and
 // health-state.ts (fold it in); on a short tick every link is correlated (link-correlation.ts, through
-// HealthState) and published to grpc.health.v1 and WatchLinks. The gRPC API (health-api.ts) answers
-// from the state and the published links.
+// HealthState) and published (link-view.ts). The gRPC API (health-api.ts) answers from the state and the
+// link view.
 import type { Server } from '@grpc/grpc-js';
 import type { JsMsg } from 'nats';
-import { ErrorCodes, OffsetSyncError, Progress, type LinkStatus } from '@offsetsync/contracts';
+import { ErrorCodes, OffsetSyncError, Progress } from '@offsetsync/contracts';
 import {
   bindServer,
   HealthStatusBoard,
@@ -20,10 +20,11 @@ import {
   type ServiceWorker,
 } from '@offsetsync/runtime';
 import { EventFeed } from './event-feed.js';
-import { createHealthGrpcServer, type HealthView } from './health-api.js';
+import { createHealthGrpcServer } from './health-api.js';
 import { readHealthEvent, type HealthStream } from './health-events.js';
 import { HealthState } from './health-state.js';
-import { HEALTH_API_SERVICE_NAME, linkIsServing, linkServiceName } from './link-names.js';
+import { HEALTH_API_SERVICE_NAME } from './link-names.js';
+import { LinkView } from './link-view.js';
 
 /** How often links are re-evaluated: a quarter heartbeat interval, within 50..250 ms. */
 export function evaluationTickMs(heartbeatIntervalMs: number): number {
@@ -34,12 +35,11 @@ export function evaluationTickMs(heartbeatIntervalMs: number): number {
 const readArea = (stream: HealthStream) => `read ${stream} stream`;
 
 /** The health service's worker; see the file comment for its steps. */
-export class HealthWorker implements ServiceWorker, HealthView {
+export class HealthWorker implements ServiceWorker {
   readonly state: HealthState;
   readonly board = new HealthStatusBoard();
+  readonly links: LinkView;
   readonly heartbeat: HeartbeatState;
-  private readonly current = new Map<string, { status: LinkStatus; alive: string }>();
-  private readonly listeners = new Set<(status: LinkStatus) => void>();
   private readonly settings: HealthConfig;
   private readonly openStreams = new Set<() => void>();
   private readonly feed: EventFeed;
@@ -56,6 +56,7 @@ export class HealthWorker implements ServiceWorker, HealthView {
   ) {
     this.settings = context.config.health ?? OffsetSyncConfigSchema.parse({ health: {} }).health!;
     this.state = new HealthState(context.config.links, this.settings);
+    this.links = new LinkView(this.board, context.logger);
     this.feed = new EventFeed({
       js: context.nats.jetstream(),
       names: context.names,
@@ -86,7 +87,16 @@ export class HealthWorker implements ServiceWorker, HealthView {
     await this.feed.start(jsm);
     this.evaluate();
     const grpc = this.settings.grpc;
-    this.server = createHealthGrpcServer(this.board, this, this.openStreams);
+    const links = this.links;
+    this.server = createHealthGrpcServer(
+      this.board,
+      {
+        state: this.state,
+        links: () => links.links(),
+        onLinkChange: (listener) => links.onLinkChange(listener),
+      },
+      this.openStreams,
+    );
     this.boundPort = await bindServer(this.server, grpc.host, grpc.port, serverCredentials(grpc.tls));
     this.context.logger.info(
       { host: grpc.host, port: this.boundPort, tls: grpc.tls !== undefined },
@@ -110,41 +120,13 @@ export class HealthWorker implements ServiceWorker, HealthView {
     await this.feed.stop();
   }
 
-  links(): LinkStatus[] {
-    return [...this.current.values()].map((c) => c.status);
-  }
-
-  onLinkChange(listener: (status: LinkStatus) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-
-  /** Re-evaluates every link; notifies watchers of each state change (or change of running instances). */
+  /**
+   * Re-evaluates every link and publishes the result. The overall name `""` follows the links only once
+   * the API is up: before, nothing is known yet.
+   */
   evaluate(): void {
     const now = this.clock();
-    let allServing = true;
-    for (const { link, status } of this.state.linkStatuses(now)) {
-      const key = linkServiceName(link.source, link.target);
-      const previous = this.current.get(key);
-      const alive = status.instances
-        .map((i) => `${i.role}/${i.instanceId}`)
-        .sort()
-        .join(',');
-      const changed = previous === undefined || previous.status.state !== status.state;
-      status.changedAtMs = changed ? now : previous.status.changedAtMs;
-      this.current.set(key, { status, alive });
-      const serving = linkIsServing(status.state);
-      allServing &&= serving;
-      this.board.set(key, serving ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
-      if (changed || previous.alive !== alive) {
-        if (changed)
-          this.context.logger.info(
-            { link: key, state: status.state, reason: status.reason },
-            'link state changed',
-          );
-        for (const listener of this.listeners) listener(status);
-      }
-    }
+    const allServing = this.links.publish(this.state.linkStatuses(now), now);
     if (this.server !== undefined)
       this.board.set('', allServing ? ServingStatus.SERVING : ServingStatus.NOT_SERVING);
   }

@@ -1,5 +1,6 @@
-// Names under which links appear in grpc.health.v1, and which link states count as serving. Pure.
-import { LinkState } from '@offsetsync/contracts';
+// Names under which links appear in grpc.health.v1 and in logs, and which link states count as serving.
+// Pure.
+import { LinkState, linkStateToJSON } from '@offsetsync/contracts';
 
 /** The grpc.health.v1 service name of one link: `offsetsync.link/<source>/<target>`. */
 export function linkServiceName(source: string, target: string): string {
@@ -8,6 +9,11 @@ export function linkServiceName(source: string, target: string): string {
 
 /** The grpc.health.v1 service name of the offsetsync health API itself. */
 export const HEALTH_API_SERVICE_NAME = 'offsetsync.v1.OffsetSyncHealth';
+
+/** The name of a link state as people read it: `SOURCE_ONLY` for LINK_STATE_SOURCE_ONLY. */
+export function linkStateName(state: LinkState): string {
+  return linkStateToJSON(state).replace(/^LINK_STATE_/, '');
+}
 
 /**
  * Whether a link in this state answers SERVING: offsets reach the target (HEALTHY), perhaps late

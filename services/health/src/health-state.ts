@@ -105,6 +105,10 @@ export interface GroupFilters {
   state: PartitionSyncState;
 }
 
+/**
+ * Health's state: folds events in ({@link HealthState.apply}, one step per kind of event) and answers the
+ * API's questions about links and groups.
+ */
 export class HealthState {
   private readonly instances = new Map<string, InstanceRecord>();
   private readonly sources = new Map<string, Map<string, SourceGroup>>();
@@ -118,74 +122,85 @@ export class HealthState {
     for (const link of configuredLinks) this.link(link);
   }
 
+  /** Folds one event in: the step of its kind. */
   apply(event: HealthEvent): void {
     switch (event.kind) {
-      case 'heartbeat': {
-        const i = event.instance;
-        if (i.role === ServiceRole.SERVICE_ROLE_HEALTH) return;
-        const id = `${i.role}\u0000${i.instanceId}`;
-        const previous = this.instances.get(id);
-        if (previous !== undefined && previous.lastHeartbeatMs > i.lastHeartbeatMs) return;
-        this.instances.set(id, i);
-        // A translator or committer names its links; a collector only its source.
-        if (i.targetCluster !== '')
-          for (const source of i.sourceClusters) this.link({ source, target: i.targetCluster });
-        return;
-      }
-      case 'committed': {
-        const group = this.sourceGroup(event.source, event.group, event.fact.observedAtMs);
-        const key = tpKey(event.topic, event.partition);
-        group.partitions.set(key, withCommitted(group.partitions.get(key) ?? {}, event.fact));
-        this.lastSourceCommitMs.set(
-          event.source,
-          Math.max(this.lastSourceCommitMs.get(event.source) ?? 0, event.fact.commitTimestampMs),
-        );
-        this.refreshSourcePartitions(event.source, event.group, [key]);
-        return;
-      }
-      case 'deleted': {
-        const group = this.sourceGroup(event.source, event.group, event.fact.observedAtMs);
-        if (event.partition === undefined) {
-          if (group.deleted === undefined || compareVersions(event.fact.version, group.deleted.version) >= 0)
-            group.deleted = event.fact;
-          this.refreshSourcePartitions(event.source, event.group, [...group.partitions.keys()]);
-        } else {
-          const key = tpKey(event.partition.topic, event.partition.partition);
-          group.partitions.set(key, withDeleted(group.partitions.get(key) ?? {}, event.fact));
-          this.refreshSourcePartitions(event.source, event.group, [key]);
-        }
-        return;
-      }
+      case 'heartbeat':
+        return this.applyHeartbeat(event.instance);
+      case 'committed':
+        return this.applyCommitted(event);
+      case 'deleted':
+        return this.applyDeleted(event);
       case 'translated':
-      case 'applied': {
-        const link = this.link(event.link);
-        let group = link.groups.get(event.group);
-        if (group === undefined) {
-          group = { partitions: new Map(), updatedAtMs: 0 };
-          link.groups.set(event.group, group);
-        }
-        const key = tpKey(event.topic, event.partition);
-        const facts = group.partitions.get(key) ?? {};
-        if (event.kind === 'translated') {
-          group.partitions.set(key, withTranslated(facts, event.fact));
-          group.updatedAtMs = Math.max(group.updatedAtMs, event.fact.sourceCommitTimestampMs);
-        } else {
-          group.partitions.set(key, withApplied(facts, event.fact));
-          group.updatedAtMs = Math.max(group.updatedAtMs, event.fact.appliedAtMs);
-          if (
-            event.fact.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED &&
-            event.fact.appliedAtMs >= (link.lastApplied?.appliedAtMs ?? 0)
-          ) {
-            link.lastApplied = {
-              appliedAtMs: event.fact.appliedAtMs,
-              lagMs: Math.max(0, event.fact.appliedAtMs - event.fact.sourceCommitTimestampMs),
-            };
-          }
-        }
-        this.refresh(link, event.group, key);
-        return;
+      case 'applied':
+        return this.applyTargetSide(event);
+    }
+  }
+
+  /** An instance's latest heartbeat; a translator or committer names its links, a collector only its source. */
+  private applyHeartbeat(i: InstanceRecord): void {
+    if (i.role === ServiceRole.SERVICE_ROLE_HEALTH) return;
+    const id = `${i.role}\u0000${i.instanceId}`;
+    const previous = this.instances.get(id);
+    if (previous !== undefined && previous.lastHeartbeatMs > i.lastHeartbeatMs) return;
+    this.instances.set(id, i);
+    if (i.targetCluster !== '')
+      for (const source of i.sourceClusters) this.link({ source, target: i.targetCluster });
+  }
+
+  /** A source commit: shared by every link from that source. */
+  private applyCommitted(event: Extract<HealthEvent, { kind: 'committed' }>): void {
+    const group = this.sourceGroup(event.source, event.group, event.fact.observedAtMs);
+    const key = tpKey(event.topic, event.partition);
+    group.partitions.set(key, withCommitted(group.partitions.get(key) ?? {}, event.fact));
+    this.lastSourceCommitMs.set(
+      event.source,
+      Math.max(this.lastSourceCommitMs.get(event.source) ?? 0, event.fact.commitTimestampMs),
+    );
+    this.refreshSourcePartitions(event.source, event.group, [key]);
+  }
+
+  /** Offsets removed on the source, of one partition or of the whole group. */
+  private applyDeleted(event: Extract<HealthEvent, { kind: 'deleted' }>): void {
+    const group = this.sourceGroup(event.source, event.group, event.fact.observedAtMs);
+    if (event.partition === undefined) {
+      if (group.deleted === undefined || compareVersions(event.fact.version, group.deleted.version) >= 0)
+        group.deleted = event.fact;
+      this.refreshSourcePartitions(event.source, event.group, [...group.partitions.keys()]);
+    } else {
+      const key = tpKey(event.partition.topic, event.partition.partition);
+      group.partitions.set(key, withDeleted(group.partitions.get(key) ?? {}, event.fact));
+      this.refreshSourcePartitions(event.source, event.group, [key]);
+    }
+  }
+
+  /** A translation or a committer's decision: one link's side of a partition. */
+  private applyTargetSide(event: Extract<HealthEvent, { kind: 'translated' | 'applied' }>): void {
+    const link = this.link(event.link);
+    let group = link.groups.get(event.group);
+    if (group === undefined) {
+      group = { partitions: new Map(), updatedAtMs: 0 };
+      link.groups.set(event.group, group);
+    }
+    const key = tpKey(event.topic, event.partition);
+    const facts = group.partitions.get(key) ?? {};
+    if (event.kind === 'translated') {
+      group.partitions.set(key, withTranslated(facts, event.fact));
+      group.updatedAtMs = Math.max(group.updatedAtMs, event.fact.sourceCommitTimestampMs);
+    } else {
+      group.partitions.set(key, withApplied(facts, event.fact));
+      group.updatedAtMs = Math.max(group.updatedAtMs, event.fact.appliedAtMs);
+      if (
+        event.fact.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED &&
+        event.fact.appliedAtMs >= (link.lastApplied?.appliedAtMs ?? 0)
+      ) {
+        link.lastApplied = {
+          appliedAtMs: event.fact.appliedAtMs,
+          lagMs: Math.max(0, event.fact.appliedAtMs - event.fact.sourceCommitTimestampMs),
+        };
       }
     }
+    this.refresh(link, event.group, key);
   }
 
   /** Every known link (configured, or named by a heartbeat or an event), by source then target. */

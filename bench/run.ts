@@ -64,7 +64,7 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 /** The arguments with `--scenario <name>` (or `--scenario=<name>`) taken out: the scenario's own options. */
-export function withoutScenario(argv: readonly string[]): string[] {
+function withoutScenario(argv: readonly string[]): string[] {
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;

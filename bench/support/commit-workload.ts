@@ -46,7 +46,7 @@ const MAX_STEP = 4;
  * The offsets-topic partition Kafka's group coordinator uses for a group: Java's `String.hashCode` of
  * the group id, made non-negative as `Utils.abs` does, modulo the partition count.
  */
-export function offsetsPartitionFor(group: string, partitions: number): number {
+function offsetsPartitionFor(group: string, partitions: number): number {
   let hash = 0;
   for (let i = 0; i < group.length; i++) hash = (Math.imul(hash, 31) + group.charCodeAt(i)) | 0;
   const positive = hash === -2147483648 ? 0 : Math.abs(hash);

@@ -84,7 +84,7 @@ export interface ComparisonBed {
 }
 
 /** What `startSystems` did: ms from its call until each system was started (MirrorMaker: logged that it started). */
-export interface SystemsStarted {
+interface SystemsStarted {
   startedMs: Partial<Record<SystemName, number>>;
 }
 

@@ -14,7 +14,7 @@ export interface LatencySummary {
 }
 
 /** The value at quantile `q` (0 to 1] of ascending `sorted` by the nearest-rank method; NaN when empty. */
-export function percentile(sorted: ArrayLike<number>, q: number): number {
+function percentile(sorted: ArrayLike<number>, q: number): number {
   if (sorted.length === 0) return Number.NaN;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil(q * sorted.length)));
   return sorted[rank - 1] as number;

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 const USER_HZ = 100;
 
 /** Resident set size in bytes (VmRSS), or undefined once the process is gone. */
-export function residentBytes(pid: number): number | undefined {
+function residentBytes(pid: number): number | undefined {
   let status: string;
   try {
     status = readFileSync(`/proc/${pid}/status`, 'utf8');

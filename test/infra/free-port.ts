@@ -1,2 +1,2 @@
 // The launcher lives in packages/testbed (the sandbox runs it from the build); tests import it from here.
-export { freePort, freePorts } from '@offsetsync/testbed';
+export { freePort } from '@offsetsync/testbed';

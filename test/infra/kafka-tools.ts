@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { ensureKafkaDistribution } from './kafka-dist.js';
 
 /** Main classes of the tools in `kafka-tools-<version>.jar`. */
-export const KafkaToolMainClass = {
+const KafkaToolMainClass = {
   consumerGroups: 'org.apache.kafka.tools.consumer.group.ConsumerGroupCommand',
   consoleConsumer: 'org.apache.kafka.tools.consumer.ConsoleConsumer',
   consoleProducer: 'org.apache.kafka.tools.ConsoleProducer',
@@ -82,7 +82,7 @@ function quietLog4jConfig(): Promise<string> {
  * Runs `java -cp <libDir>/* <mainClass> ...args` and resolves with its output once it exits, whatever
  * the exit code; a run that outlives `timeoutMs` is killed and reported with `timedOut`.
  */
-export async function runKafkaTool(
+async function runKafkaTool(
   mainClass: string,
   args: readonly string[],
   options: RunKafkaToolOptions = {},

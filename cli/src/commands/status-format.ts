@@ -50,7 +50,7 @@ export function linkStateName(state: LinkState): string {
 }
 
 /** PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET -> SKIPPED_ACTIVE_ON_TARGET. */
-export function partitionStateName(state: PartitionSyncState): string {
+function partitionStateName(state: PartitionSyncState): string {
   return (PartitionSyncState[state] ?? 'UNRECOGNIZED').replace(/^PARTITION_SYNC_STATE_/, '');
 }
 
@@ -106,7 +106,7 @@ export function groupRows(group: GroupStatus): GroupRow[] {
 }
 
 /** Left-aligned columns separated by two spaces; the header row first. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
+function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]) =>
     cells

@@ -4,7 +4,7 @@ import { type GroupStatus, type PartitionStatus, PartitionSyncState } from '@off
 import { type CommittedOffset, type GroupDescription } from '@offsetsync/kafka';
 
 /** Why a cutover is not safe yet. Stable codes for scripts; the message is for people. */
-export type CutoverBlockCode =
+type CutoverBlockCode =
   | 'ACTIVE_ON_SOURCE'
   | 'NO_SOURCE_COMMITS'
   | 'UNKNOWN_TO_OFFSETSYNC'
@@ -16,7 +16,7 @@ export type CutoverBlockCode =
   /** The source cluster or the health service could not be asked. */
   | 'UNREACHABLE';
 
-export interface CutoverBlock {
+interface CutoverBlock {
   code: CutoverBlockCode;
   /** `topic-partition`, or empty for a reason about the whole group. */
   partition: string;

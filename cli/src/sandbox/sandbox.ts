@@ -31,7 +31,7 @@ import { countMove, formatMoveLine, type MoveCount } from './move-report.js';
 const { Kafka, logLevel } = kafkajs;
 
 /** The four services, started in this order and stopped in the reverse one. */
-export const SANDBOX_ROLES = ['health', 'committer', 'translator', 'collector'] as const;
+const SANDBOX_ROLES = ['health', 'committer', 'translator', 'collector'] as const;
 export type SandboxRole = (typeof SANDBOX_ROLES)[number];
 
 /** What the sandbox runs; every field has a default. */

@@ -2,17 +2,7 @@
 // against real servers (packages/testbed starts those). Explicit named exports only.
 
 export { Cleanup, stopOnSignals } from './cleanup.js';
-export {
-  readPartition,
-  TestReplicator,
-  type CopyEntry,
-  type CopyLimit,
-  type PartitionProgress,
-  type RandomDuplicates,
-  type ReplicatorCluster,
-  type ReplicatorOptions,
-  type SourceRecord,
-} from './replicator.js';
-export { spawnService, type Role, type ServiceProcess, type SpawnServiceOptions } from './service-process.js';
+export { readPartition, TestReplicator, type ReplicatorOptions } from './replicator.js';
+export { spawnService, type Role, type ServiceProcess } from './service-process.js';
 export { startReplicator, startService } from './test-scoped.js';
 export { acquireTestbed, releaseTestbed, type AcquiredTestbed } from './testbed.js';

@@ -12,7 +12,7 @@ import { createLogger, type KafkaClusterConfig, type Logger } from '@offsetsync/
 const { ConfigResourceTypes } = kafkajs;
 
 /** How to reach a cluster; the test bed's `source` and `target` fit. */
-export interface ReplicatorCluster {
+interface ReplicatorCluster {
   bootstrapServers: string;
 }
 
@@ -29,7 +29,7 @@ export interface SourceRecord extends FetchedRecord {
 export type CopyLimit = Readonly<Record<number, number>> | ((record: SourceRecord) => boolean);
 
 /** Random duplicates, reproducible from the seed. */
-export interface RandomDuplicates {
+interface RandomDuplicates {
   /**
    * Chance, per write batch, that a suffix of the batch (from one record up to the whole batch, uniformly)
    * is written a second time right after it, as a replicator does when it restarts from the last source

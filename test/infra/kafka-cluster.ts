@@ -1,8 +1,0 @@
-// The launcher lives in packages/testbed (the sandbox runs it from the build); tests import it from here.
-export {
-  brokerProperties,
-  newClusterId,
-  startKafkaCluster,
-  waitForKafka,
-  type KafkaClusterInfo,
-} from '@offsetsync/testbed';

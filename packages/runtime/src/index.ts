@@ -17,13 +17,8 @@ export {
 } from './config/schema.js';
 export { loadConfig, type LoadConfigOptions } from './config/load-config.js';
 export { durationMs, formatDuration, parseDuration, type DurationBounds } from './config/duration.js';
-export {
-  CONFIG_FILE_ENV,
-  ENV_PREFIX,
-  envNameForPath,
-  readEnvOverrides,
-  resolveEnvName,
-} from './config/env-overrides.js';
+export { CONFIG_FILE_ENV, ENV_PREFIX, envNameForPath } from './config/env-names.js';
+export { readEnvOverrides, resolveEnvName } from './config/env-overrides.js';
 export { describeConfigSchema, type ConfigFieldDescription } from './config/describe-config.js';
 export { REDACTED, redactConfig } from './config/redact.js';
 export { retiredSettings } from './config/retired-settings.js';

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { formatDuration } from './duration.js';
-import { envNameForPath } from './env-overrides.js';
+import { envNameForPath } from './env-names.js';
 import { OffsetSyncConfigSchema } from './schema.js';
 import { describeLeafType, inspectSchema, type InspectedField } from './schema-introspection.js';
 

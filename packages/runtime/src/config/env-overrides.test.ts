@@ -1,13 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { describeConfigSchema } from './describe-config.js';
-import {
-  envNameForPath,
-  parseEnvValue,
-  readEnvOverrides,
-  resolveEnvName,
-  toEnvSegment,
-} from './env-overrides.js';
+import { envNameForPath, toEnvSegment } from './env-names.js';
+import { parseEnvValue, readEnvOverrides, resolveEnvName } from './env-overrides.js';
 
 /** Aliases the environment can address: valid aliases without `--` and not ending in `-`. */
 const addressableAlias = fc

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ConfigProblem } from '@offsetsync/contracts';
+import { CONFIG_FILE_ENV, ENV_PREFIX, SEPARATOR, toEnvSegment } from './env-names.js';
 import { OffsetSyncConfigSchema } from './schema.js';
 import { retiredEnvMessage } from './retired-settings.js';
 import { inspectSchema, type LeafKind } from './schema-introspection.js';
@@ -14,25 +15,6 @@ import { inspectSchema, type LeafKind } from './schema-introspection.js';
  * Limitation: an alias containing `--` or ending in `-` cannot be addressed, because its name would contain
  * the `__` separator.
  */
-
-/** Prefix of every offsetsync environment variable. */
-export const ENV_PREFIX = 'OFFSETSYNC_';
-/** The variable naming the configuration file; not a setting. */
-export const CONFIG_FILE_ENV = 'OFFSETSYNC_CONFIG';
-const SEPARATOR = '__';
-
-/** One path segment as written in an environment variable name. */
-export function toEnvSegment(key: string): string {
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
-    .replace(/-/g, '_')
-    .toUpperCase();
-}
-
-/** The environment variable that sets the setting at `path` (`['nats', 'servers']` -> `OFFSETSYNC_NATS__SERVERS`). */
-export function envNameForPath(path: readonly string[]): string {
-  return ENV_PREFIX + path.map(toEnvSegment).join(SEPARATOR);
-}
 
 /** A resolved environment variable name. */
 export interface ResolvedEnvName {

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '@offsetsync/contracts';
-import { CONFIG_FILE_ENV, readEnvOverrides } from './env-overrides.js';
+import { CONFIG_FILE_ENV } from './env-names.js';
+import { readEnvOverrides } from './env-overrides.js';
 import { retiredSettingMessage } from './retired-settings.js';
 import { OffsetSyncConfigSchema, type OffsetSyncConfig } from './schema.js';
 

@@ -1,6 +1,6 @@
 // Settings that existed in an earlier release and no longer do. A config that still uses one is refused
 // like any unknown setting, but the problem says what to write instead, in the file and in the environment.
-import { envNameForPath } from './env-overrides.js';
+import { envNameForPath } from './env-names.js';
 
 interface RetiredSetting {
   /** Dotted path of the old setting. */

@@ -4,13 +4,11 @@
 export {
   ConfigError,
   ErrorCodes,
-  errorCode,
   isOffsetSyncError,
   isRetryable,
   OffsetSyncError,
   type ConfigProblem,
   type ErrorCode,
-  type OffsetSyncErrorOptions,
 } from './errors.js';
 export {
   decodeEvent,
@@ -18,22 +16,14 @@ export {
   EVENT_TYPE_HEADER,
   type DecodeFailureReason,
   type DecodeOptions,
-  type DecodeResult,
-  type EncodedEvent,
-  type EventAddress,
   type EventOf,
   type EventType,
   type OffsetSyncEvent,
   type ReceivedMessage,
 } from './envelope.js';
-export {
-  appliedMessageId,
-  committedMessageId,
-  translatedMessageId,
-  type TranslationAttempt,
-} from './message-ids.js';
+export { appliedMessageId, committedMessageId, translatedMessageId } from './message-ids.js';
 export { compareVersions, formatVersion } from './version-order.js';
-export { extractTraceContext, injectTraceContext, traceIdOf, withSpanFromHeaders } from './trace-context.js';
+export { extractTraceContext, injectTraceContext } from './trace-context.js';
 export {
   HealthCheckRequest,
   HealthCheckResponse,
@@ -57,13 +47,11 @@ export {
   OffsetSyncHealthService,
   PartitionStatus,
   PartitionSyncState,
-  partitionSyncStateToJSON,
   WatchLinksRequest,
   type OffsetSyncHealthServer,
 } from './gen/offsetsync/v1/health_service.js';
-export { decodeSubjectToken, encodeSubjectToken } from './subject-token.js';
-export { Names, type GroupPartition, type RoleToken } from './subjects.js';
-export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './commit-mark.js';
+export { Names, type GroupPartition } from './subjects.js';
+export { formatCommitMetadata, parseCommitMetadata } from './commit-mark.js';
 export {
   Anchor,
   AnchorStatus,

@@ -21,18 +21,14 @@ export interface KafkaClusterInfo {
 }
 
 /** A Kafka cluster id: 16 random bytes in URL-safe base64, never starting with '-' (the CLI would read a flag). */
-export function newClusterId(): string {
+function newClusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
   }
 }
 
-export function brokerProperties(options: {
-  dataDir: string;
-  brokerPort: number;
-  controllerPort: number;
-}): string {
+function brokerProperties(options: { dataDir: string; brokerPort: number; controllerPort: number }): string {
   const { dataDir, brokerPort, controllerPort } = options;
   return [
     'process.roles=broker,controller',
@@ -149,7 +145,7 @@ export async function startKafkaCluster(options: {
 }
 
 /** Waits until the broker answers a real metadata request carrying the expected cluster id. */
-export async function waitForKafka(info: KafkaClusterInfo, timeoutMs: number): Promise<void> {
+async function waitForKafka(info: KafkaClusterInfo, timeoutMs: number): Promise<void> {
   const kafka = new Kafka({
     clientId: 'offsetsync-testbed',
     brokers: [info.bootstrapServers],

@@ -14,7 +14,7 @@ const POM = fileURLToPath(new URL('../kafka-pom.xml', import.meta.url));
 const COMPLETE_MARKER = '.complete';
 
 /** Where jars are cached between runs: `$OFFSETSYNC_INFRA_CACHE`, else `$XDG_CACHE_HOME/offsetsync`, else `~/.cache/offsetsync`. */
-export function infraCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+function infraCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.OFFSETSYNC_INFRA_CACHE) return env.OFFSETSYNC_INFRA_CACHE;
   return join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'offsetsync');
 }

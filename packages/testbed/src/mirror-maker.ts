@@ -8,7 +8,7 @@ import { isAlive, spawnDetached, stopProcess } from './processes.js';
 import { GiveUp, waitFor } from './wait.js';
 
 /** The main class of MirrorMaker 2's dedicated mode. */
-export const MIRROR_MAKER_MAIN_CLASS = 'org.apache.kafka.connect.mirror.MirrorMaker';
+const MIRROR_MAKER_MAIN_CLASS = 'org.apache.kafka.connect.mirror.MirrorMaker';
 
 /** Keeps every topic name on the target as on the source (no `source.` prefix), as offsetsync expects. */
 export const IDENTITY_REPLICATION_POLICY = 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy';
@@ -63,7 +63,7 @@ export interface MirrorMakerOffsetTranslation {
 }
 
 /** The settings that turn MirrorMaker's offset translation on, each explained (pure; exported for tests). */
-export function offsetTranslationLines(
+function offsetTranslationLines(
   translation: MirrorMakerOffsetTranslation | undefined,
 ): Array<[string, string] | string> {
   if (translation === undefined)

@@ -2,7 +2,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { freePort } from './free-port.js';
-import { isAlive, spawnDetached, stopProcess } from './processes.js';
+import { isAlive, spawnDetached } from './processes.js';
 import { GiveUp, waitFor } from './wait.js';
 
 /** A private nats-server with JetStream, its store in `storeDir`. */
@@ -15,7 +15,7 @@ export interface NatsServerInfo {
 }
 
 /** The nats-server binary: `$NATS_SERVER_BIN`, else the one on PATH. */
-export function natsServerBinary(env: NodeJS.ProcessEnv = process.env): string {
+function natsServerBinary(env: NodeJS.ProcessEnv = process.env): string {
   return env.NATS_SERVER_BIN ?? 'nats-server';
 }
 
@@ -43,7 +43,7 @@ export async function startNatsServer(options: {
 }
 
 /** Waits until JetStream answers an account info request. */
-export async function waitForNats(info: NatsServerInfo, timeoutMs: number): Promise<void> {
+async function waitForNats(info: NatsServerInfo, timeoutMs: number): Promise<void> {
   await waitFor(
     `nats-server at ${info.url}`,
     async () => {
@@ -62,13 +62,4 @@ export async function waitForNats(info: NatsServerInfo, timeoutMs: number): Prom
     },
     { timeoutMs, intervalMs: 100 },
   );
-}
-
-/** Stops the server and starts it again on the same port with the same store (JetStream state survives). */
-export async function restartNatsServer(
-  info: NatsServerInfo,
-  options: { kill?: boolean } = {},
-): Promise<NatsServerInfo> {
-  await stopProcess(info.pid, options.kill === true ? { signal: 'SIGKILL' } : {});
-  return startNatsServer({ dir: join(info.storeDir, '..'), port: info.port });
 }

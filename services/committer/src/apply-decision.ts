@@ -52,7 +52,7 @@ export function isApplicationCommit(
 }
 
 /** Whether the target's committed offset is offsetsync's commit of exactly this source version. */
-export function isMarkedWith(commit: TargetCommit | undefined, origin: string, version: Version): boolean {
+function isMarkedWith(commit: TargetCommit | undefined, origin: string, version: Version): boolean {
   const mark = parseCommitMetadata(commit?.metadata)?.mark;
   return (
     mark !== undefined &&

@@ -33,7 +33,7 @@ const BATCH_CONCURRENCY = 4;
 const PUBLISH_CONCURRENCY = 256;
 
 /** Name of the durable consumer the committers of one link share. */
-export function durableName(source: string, target: string): string {
+function durableName(source: string, target: string): string {
   return `committer-${source}-${target}`;
 }
 

@@ -53,7 +53,7 @@ function matches(record: FetchedRecord, anchor: Anchor): boolean {
  * last-consumed anchor the last of the run of consecutive copies that starts at the first match (a
  * replicator that wrote a record twice wrote it back to back). `near` prefers the match closest to it.
  */
-export function pickMatch(
+function pickMatch(
   records: readonly FetchedRecord[],
   anchor: Anchor,
   role: 'next' | 'last',

@@ -38,7 +38,7 @@ export interface CommittedMessage {
 export type ProblemReporter = Pick<ProblemBoard, 'fail' | 'recover'>;
 
 /** The heartbeat areas of the pipeline: a problem of one is cleared when that area works again. */
-export const TranslatorAreas = {
+const TranslatorAreas = {
   /** OffsetCommitted events whose payload cannot be decoded (DECODE_ERROR). */
   readCommits: 'read commits',
   /** Reading the target: a failed round of the locator, or a partition that could not be read. */

@@ -64,7 +64,7 @@ function pending(detail: string): Translation {
 }
 
 /** The anchors to look for, in the order they are tried: the next record first. */
-export function anchorsToLocate(event: OffsetCommitted): Anchor[] {
+function anchorsToLocate(event: OffsetCommitted): Anchor[] {
   return [event.nextRecord, event.lastConsumed].filter((a): a is Anchor => a !== undefined);
 }
 
@@ -190,7 +190,7 @@ export function decide(
 }
 
 /** The inexact, safe answer: the first target offset with a timestamp >= the anchor's. */
-export function fallback(offset: number, bounds: TargetBounds | undefined, detail: string): Translation {
+function fallback(offset: number, bounds: TargetBounds | undefined, detail: string): Translation {
   if (bounds !== undefined && offset < bounds.logStartOffset) return clamp(bounds, detail);
   return {
     outcome: TranslationOutcome.TRANSLATION_OUTCOME_INEXACT,

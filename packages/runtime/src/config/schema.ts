@@ -23,7 +23,7 @@ function doc<T extends z.ZodType>(schema: T, meta: ConfigFieldMeta): T {
 }
 
 /** A cluster alias: how links and sections refer to a cluster. */
-export const CLUSTER_ALIAS_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
+const CLUSTER_ALIAS_PATTERN = /^[a-z][a-z0-9-]{0,31}$/;
 
 const clusterAlias = z.string().regex(CLUSTER_ALIAS_PATTERN, {
   error: `must be a cluster alias matching ${String(CLUSTER_ALIAS_PATTERN)}`,
@@ -462,12 +462,8 @@ export const OffsetSyncConfigSchema = z
 
 /** The validated configuration every service receives. */
 export type OffsetSyncConfig = z.output<typeof OffsetSyncConfigSchema>;
-/** What a configuration file (or `loadConfig`'s `overrides`) may contain. */
-export type OffsetSyncConfigInput = z.input<typeof OffsetSyncConfigSchema>;
 /** One Kafka cluster's connection settings. */
 export type KafkaClusterConfig = OffsetSyncConfig['clusters'][string];
-/** One source -> target link. */
-export type LinkConfig = OffsetSyncConfig['links'][number];
 /** The collector section. */
 export type CollectorConfig = NonNullable<OffsetSyncConfig['collector']>;
 /** The translator section. */
@@ -476,8 +472,6 @@ export type TranslatorConfig = NonNullable<OffsetSyncConfig['translator']>;
 export type CommitterConfig = NonNullable<OffsetSyncConfig['committer']>;
 /** The health section. */
 export type HealthConfig = NonNullable<OffsetSyncConfig['health']>;
-/** A log level accepted by the configuration. */
-export type LogLevel = OffsetSyncConfig['logging']['level'];
 
 interface IssueSink {
   addIssue(issue: { code: 'custom'; message: string; path: PropertyKey[]; input?: unknown }): void;

@@ -22,7 +22,7 @@ export interface HeartbeatIdentity {
 }
 
 /** Builds one heartbeat. Pure, so the contents are testable without NATS. */
-export function buildHeartbeat(identity: HeartbeatIdentity, state: HeartbeatState, nowMs: number): Heartbeat {
+function buildHeartbeat(identity: HeartbeatIdentity, state: HeartbeatState, nowMs: number): Heartbeat {
   return Heartbeat.fromPartial({
     ...identity,
     sentAtMs: nowMs,

@@ -45,7 +45,7 @@ const ROLES: Record<ServiceRoleName, ServiceRole> = {
 };
 
 /** The clusters a role serves, as its heartbeats announce them. */
-export function servedClusters(
+function servedClusters(
   config: OffsetSyncConfig,
   role: ServiceRoleName,
 ): { sourceClusters: string[]; targetCluster: string } {
@@ -77,22 +77,19 @@ const IDLE_HEARTBEAT: HeartbeatState = {
 };
 
 /** The software version services report in heartbeats and telemetry. */
-export const SOFTWARE_VERSION = '0.1.0';
+const SOFTWARE_VERSION = '0.1.0';
 
 /**
  * Checks that the config has the section the role needs; a missing one is a config problem like any other.
  * Returns the problems (empty when fine) so the caller reports them together with the rest.
  */
-export function roleSectionProblems(
-  config: OffsetSyncConfig,
-  role: ServiceRoleName,
-): ConfigError | undefined {
+function roleSectionProblems(config: OffsetSyncConfig, role: ServiceRoleName): ConfigError | undefined {
   if (role === 'health' || config[role] !== undefined) return undefined;
   return new ConfigError([{ path: role, message: `required to run the ${role} service` }]);
 }
 
 /** Parses `--config <file>` (or `-c`); the environment variable OFFSETSYNC_CONFIG works too. */
-export function configFileFromArgs(argv: readonly string[]): string | undefined {
+function configFileFromArgs(argv: readonly string[]): string | undefined {
   const { values } = parseArgs({
     args: [...argv],
     options: { config: { type: 'string', short: 'c' } },

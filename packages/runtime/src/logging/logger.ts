@@ -6,13 +6,13 @@ import { pino, type DestinationStream, type Level, type Logger } from 'pino';
 export type { Logger } from 'pino';
 
 /** What secrets are replaced with in log records. */
-export const LOG_REDACTION = '***';
+const LOG_REDACTION = '***';
 
 /**
  * Paths redacted in every log record. A safety net: callers still log `redactConfig(config)` rather than
  * the raw configuration.
  */
-export const REDACTED_LOG_PATHS: readonly string[] = [
+const REDACTED_LOG_PATHS: readonly string[] = [
   'password',
   'token',
   'sasl.password',

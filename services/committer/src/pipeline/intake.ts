@@ -50,7 +50,7 @@ export function translationOutcomeName(outcome: TranslationOutcome): string {
  * Why a decoded translation cannot be handled by the committer of `link`, as a typed error
  * (DECODE_ERROR; UNKNOWN_RECORD for an outcome this build does not know); undefined when it can. Pure.
  */
-export function translationProblem(t: OffsetTranslated, link: Link): OffsetSyncError | undefined {
+function translationProblem(t: OffsetTranslated, link: Link): OffsetSyncError | undefined {
   const problem = (message: string, code: 'DECODE_ERROR' | 'UNKNOWN_RECORD' = ErrorCodes.DECODE_ERROR) =>
     new OffsetSyncError(message, { code });
   if (t.sourceCluster !== link.source || t.targetCluster !== link.target) {

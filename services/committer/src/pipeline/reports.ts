@@ -27,7 +27,7 @@ const SKIP_REASONS: Record<Exclude<AppliedOutcomeName, 'APPLIED'>, SkipReason> =
 };
 
 /** The OffsetApplied event reporting what became of `translation`. Pure. */
-export function appliedEvent(translation: OffsetTranslated, report: AppliedReport): OffsetApplied {
+function appliedEvent(translation: OffsetTranslated, report: AppliedReport): OffsetApplied {
   const applied = report.outcome === 'APPLIED';
   return OffsetApplied.fromPartial({
     sourceCluster: translation.sourceCluster,
@@ -50,7 +50,7 @@ export function appliedEvent(translation: OffsetTranslated, report: AppliedRepor
 }
 
 /** The subject of the OffsetApplied events of the translation's key. Pure. */
-export function appliedSubject(names: Names, translation: OffsetTranslated): string {
+function appliedSubject(names: Names, translation: OffsetTranslated): string {
   return names.applied(translation.sourceCluster, translation.targetCluster, {
     group: translation.group,
     topic: translation.topic,

@@ -42,7 +42,7 @@ export interface PublishedTranslation {
 }
 
 /** The OffsetTranslated event of one translation. Pure. */
-export function translatedEvent(p: PublishedTranslation): OffsetTranslated {
+function translatedEvent(p: PublishedTranslation): OffsetTranslated {
   const { event, translation: t } = p;
   return OffsetTranslated.fromPartial({
     sourceCluster: p.link.source,

@@ -80,7 +80,7 @@ async function commitWave(
 }
 
 /** The admin-style OffsetCommit of `entries` (no partition twice). */
-export function offsetCommitArgs(groupId: string, entries: readonly CommitEntry[]): OffsetCommitArgs {
+function offsetCommitArgs(groupId: string, entries: readonly CommitEntry[]): OffsetCommitArgs {
   const topics = [...groupByTopic(entries)].map(([topic, items]) => ({
     topic,
     partitions: items.map((e) => ({

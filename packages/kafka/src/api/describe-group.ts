@@ -23,7 +23,7 @@ export async function describeGroup(context: CallContext, groupId: string): Prom
 }
 
 /** The group's description and the group-level error code of a DescribeGroups response. */
-export function groupDescription(
+function groupDescription(
   response: DescribeGroupsResponse,
   groupId: string,
 ): CoordinatorAttempt<GroupDescription> {

@@ -27,7 +27,7 @@ export async function fetchCommittedOffsets(
  * The committed offsets of the `wanted` topics (all when undefined), sorted by topic and partition. A
  * partition's error code rejects the whole answer.
  */
-export function committedOffsets(
+function committedOffsets(
   response: OffsetFetchResponse,
   groupId: string,
   wanted: ReadonlySet<string> | undefined,

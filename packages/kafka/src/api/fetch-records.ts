@@ -64,7 +64,7 @@ async function fetchEach(
 }
 
 /** The Fetch request for one leader's batch: each partition's own maxBytes, their sum capped at 50 MiB. */
-export function fetchArgs(
+function fetchArgs(
   batch: readonly FetchRequest[],
   isolation: IsolationLevel,
   maxWaitTime: number,
@@ -91,7 +91,7 @@ export function fetchArgs(
 }
 
 /** Each requested partition's answer or error code, by partition key; a top-level error is every one's. */
-export function fetchOutcomes(
+function fetchOutcomes(
   response: FetchResponse,
   batch: readonly FetchRequest[],
   isolation: IsolationLevel,

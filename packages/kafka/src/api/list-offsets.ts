@@ -64,7 +64,7 @@ export async function partitionBounds(
 }
 
 /** The ListOffsets request for one leader's batch of queries. */
-export function listOffsetsArgs(batch: readonly OffsetQuery[], isolationLevel: number): ListOffsetsArgs {
+function listOffsetsArgs(batch: readonly OffsetQuery[], isolationLevel: number): ListOffsetsArgs {
   const topics = [...groupByTopic(batch)].map(([topic, items]) => ({
     topic,
     partitions: items.map((q) => ({ partition: q.partition, timestamp: timestampCode(q.timestamp) })),
@@ -73,7 +73,7 @@ export function listOffsetsArgs(batch: readonly OffsetQuery[], isolationLevel: n
 }
 
 /** Each partition's answer or error code, by partition key. */
-export function listOffsetsOutcomes(response: ListOffsetsResponse): Map<string, ItemOutcome<OffsetAnswer>> {
+function listOffsetsOutcomes(response: ListOffsetsResponse): Map<string, ItemOutcome<OffsetAnswer>> {
   const outcomes = new Map<string, ItemOutcome<OffsetAnswer>>();
   for (const { topic, partitions } of response.responses) {
     for (const p of partitions) {

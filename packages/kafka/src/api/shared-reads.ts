@@ -108,11 +108,11 @@ export function answerFromRead(read: FetchAnswer, offset: number): FetchAnswer |
 }
 
 /** How many offsets a read covered (at least 1): the span to plan with for that partition next time. */
-export function coveredSpan(read: FetchAnswer): number {
+function coveredSpan(read: FetchAnswer): number {
   return Math.max(1, read.nextOffset - read.requestedOffset);
 }
 
-export function readKey(tp: { topic: string; partition: number }): string {
+function readKey(tp: { topic: string; partition: number }): string {
   return `${tp.partition}:${tp.topic}`;
 }
 

@@ -18,7 +18,7 @@ export const OWN_CLIENT_RETRY: Readonly<RetryOptions> = {
 };
 
 /** Error codes after which the partition's leader is looked up again and the request retried once. */
-export const LEADER_MOVED_CODES: ReadonlySet<number> = new Set([
+const LEADER_MOVED_CODES: ReadonlySet<number> = new Set([
   BrokerErrorCodes.UNKNOWN_TOPIC_OR_PARTITION,
   BrokerErrorCodes.LEADER_NOT_AVAILABLE,
   BrokerErrorCodes.NOT_LEADER_OR_FOLLOWER,
@@ -27,7 +27,7 @@ export const LEADER_MOVED_CODES: ReadonlySet<number> = new Set([
 ]);
 
 /** Error codes after which the group coordinator is looked up again and the request retried once. */
-export const COORDINATOR_MOVED_CODES: ReadonlySet<number> = new Set([
+const COORDINATOR_MOVED_CODES: ReadonlySet<number> = new Set([
   BrokerErrorCodes.COORDINATOR_LOAD_IN_PROGRESS,
   BrokerErrorCodes.COORDINATOR_NOT_AVAILABLE,
   BrokerErrorCodes.NOT_COORDINATOR,

@@ -81,7 +81,7 @@ export class TopicMetadata {
 }
 
 /** The state of every topic a Metadata response names, valid until `expiresAt`. */
-export function topicStates(response: MetadataResponse, expiresAt: number): Map<string, TopicState> {
+function topicStates(response: MetadataResponse, expiresAt: number): Map<string, TopicState> {
   const states = new Map<string, TopicState>();
   for (const t of response.topicMetadata) {
     if (

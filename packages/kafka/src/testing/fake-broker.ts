@@ -53,7 +53,7 @@ const FIRST_FLEXIBLE: Readonly<Record<number, number>> = {
 };
 
 /** Whether `apiVersion` of `apiKey` is a flexible version. */
-export function isFlexible(apiKey: number, apiVersion: number): boolean {
+function isFlexible(apiKey: number, apiVersion: number): boolean {
   const first = FIRST_FLEXIBLE[apiKey];
   return first !== undefined && apiVersion >= first;
 }

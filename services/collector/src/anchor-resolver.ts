@@ -48,7 +48,7 @@ export interface CommitPosition extends TopicPartition {
 /** How far back the search for the last consumed record reaches, window by window. */
 const LOOKBACK_WINDOWS = [1, 16, 256, 4096, 65_536] as const;
 
-export function toAnchor(record: SourceRecord): Anchor {
+function toAnchor(record: SourceRecord): Anchor {
   return {
     offset: record.offset,
     timestampMs: record.timestampMs,
@@ -66,7 +66,7 @@ export function toAnchor(record: SourceRecord): Anchor {
  * The status a commit gets from the partition bounds alone, before any record is read; undefined when
  * records must be read.
  */
-export function classifyByBounds(offset: number, bounds: PartitionBounds): AnchorResolution | undefined {
+function classifyByBounds(offset: number, bounds: PartitionBounds): AnchorResolution | undefined {
   const base = { logStartOffset: bounds.logStartOffset, logEndOffset: bounds.highWatermark };
   if (offset > bounds.highWatermark) {
     return {
@@ -86,7 +86,7 @@ export function classifyByBounds(offset: number, bounds: PartitionBounds): Ancho
 }
 
 /** Combines what was found into the resolution; pure. */
-export function finishResolution(
+function finishResolution(
   offset: number,
   bounds: PartitionBounds,
   found: {
@@ -203,7 +203,7 @@ const MAX_ROUNDS = 12;
  * log end). Only a covering read settles the last record before c; a read cut short before c moves the
  * cursor forward past what it returned.
  */
-export function absorbRead(search: AnchorSearch, records: readonly SourceRecord[]): void {
+function absorbRead(search: AnchorSearch, records: readonly SourceRecord[]): void {
   const c = search.commit.offset;
   let lastBefore: SourceRecord | undefined;
   let firstAtOrAfter: SourceRecord | undefined;

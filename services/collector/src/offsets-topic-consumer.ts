@@ -163,7 +163,7 @@ export function consumerFailureCode(error: unknown): ErrorCode {
  * with its span, headers and payload held until JetStream acknowledged it, a few KB each. In chunks, memory
  * stays bounded by this many events per partition read concurrently, whatever the backlog.
  */
-export const MAX_RECORDS_AT_ONCE = 2_000;
+const MAX_RECORDS_AT_ONCE = 2_000;
 
 /** The parts of kafkajs' EachBatchPayload that handleInChunks uses. */
 export interface ChunkedBatch {

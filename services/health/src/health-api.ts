@@ -29,8 +29,8 @@ import { worstState } from './link-names.js';
 import { decodePageToken, encodePageToken, type PageFilters } from './page-token.js';
 
 /** Default and largest page sizes of ListGroups. */
-export const DEFAULT_PAGE_SIZE = 100;
-export const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
 
 /** What the API reads from the worker. */
 export interface HealthView {
@@ -46,10 +46,7 @@ function fail(callback: sendUnaryData<never>, code: GrpcStatus, details: string)
 }
 
 /** The OffsetSyncHealth implementation over a view. `openStreams` collects ends of open WatchLinks streams. */
-export function offsetSyncHealthServer(
-  view: HealthView,
-  openStreams: Set<() => void>,
-): OffsetSyncHealthServer {
+function offsetSyncHealthServer(view: HealthView, openStreams: Set<() => void>): OffsetSyncHealthServer {
   return {
     listLinks(_call, callback) {
       const links = view.links();

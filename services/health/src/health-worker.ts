@@ -27,7 +27,7 @@ import { HEALTH_API_SERVICE_NAME } from './link-names.js';
 import { LinkView } from './link-view.js';
 
 /** How often links are re-evaluated: a quarter heartbeat interval, within 50..250 ms. */
-export function evaluationTickMs(heartbeatIntervalMs: number): number {
+function evaluationTickMs(heartbeatIntervalMs: number): number {
   return Math.min(250, Math.max(50, Math.floor(heartbeatIntervalMs / 4)));
 }
 

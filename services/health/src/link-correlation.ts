@@ -41,12 +41,12 @@ export interface LinkVerdict {
 }
 
 /** Whether an instance counts as running at `nowMs`: a heartbeat within the allowed missed intervals. */
-export function isAlive(instance: InstanceSighting, nowMs: number, thresholds: LinkThresholds): boolean {
+function isAlive(instance: InstanceSighting, nowMs: number, thresholds: LinkThresholds): boolean {
   return nowMs - instance.lastHeartbeatMs <= thresholds.missingAfterHeartbeats * instance.intervalMs;
 }
 
 /** Whether an instance serves the link in its role. */
-export function servesLink(instance: InstanceSighting, source: string, target: string): boolean {
+function servesLink(instance: InstanceSighting, source: string, target: string): boolean {
   switch (instance.role) {
     case ServiceRole.SERVICE_ROLE_COLLECTOR:
       return instance.sourceClusters.includes(source);
@@ -59,7 +59,7 @@ export function servesLink(instance: InstanceSighting, source: string, target: s
 }
 
 /** Seconds with one decimal, for reasons people read. */
-export function seconds(ms: number): string {
+function seconds(ms: number): string {
   return `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
 }
 

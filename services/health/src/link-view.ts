@@ -7,14 +7,14 @@ import type { LinkRef } from './health-state.js';
 import { linkIsServing, linkServiceName, linkStateName } from './link-names.js';
 
 /** A link's status as last published, and the instances running it then. */
-export interface PublishedLink {
+interface PublishedLink {
   status: LinkStatus;
   /** `role/instance` of every running instance, sorted and joined: compared, never shown. */
   alive: string;
 }
 
 /** How a link's new status differs from the one published before. */
-export interface LinkChange {
+interface LinkChange {
   /** The status to publish: `changedAtMs` is now when the state changed, else carried over. */
   published: PublishedLink;
   /** The state changed (or the link is new). */
@@ -24,11 +24,7 @@ export interface LinkChange {
 }
 
 /** Compares a link's new status with the one published before. Pure. */
-export function linkChange(
-  previous: PublishedLink | undefined,
-  status: LinkStatus,
-  nowMs: number,
-): LinkChange {
+function linkChange(previous: PublishedLink | undefined, status: LinkStatus, nowMs: number): LinkChange {
   const alive = status.instances
     .map((i) => `${i.role}/${i.instanceId}`)
     .sort()

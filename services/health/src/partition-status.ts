@@ -123,7 +123,7 @@ function refusalText(t: TranslatedFact): string {
  * offsetsync committed up to the counterpart of the latest source commit. The counterpart is known only
  * from an exact translation of that commit; otherwise -1 (unknown).
  */
-export function replayIfMoved(committed: CommittedFact | undefined, link: LinkPartitionFacts): number {
+function replayIfMoved(committed: CommittedFact | undefined, link: LinkPartitionFacts): number {
   const applied = link.applied;
   if (applied === undefined) return -1;
   const latest = committed?.version ?? link.translated?.version;

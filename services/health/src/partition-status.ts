@@ -2,6 +2,7 @@
 // PartitionStatus derived from it. Pure: the reducer takes facts, the derivation takes the clock as a value.
 import {
   ApplyOutcome,
+  compareVersions as compareVersionOrder,
   PartitionStatus,
   PartitionSyncState,
   RefusalReason,
@@ -65,14 +66,16 @@ export interface LinkPartitionFacts {
   applied?: AppliedFact | undefined;
 }
 
-/** Orders versions of one group: by offsets-topic partition, then offset. */
+/** What health folds a fact without a version in as: older than every real version, equal to another such. */
+const NO_VERSION: Version = { offsetsPartition: -1, offsetsOffset: -1 };
+
+/**
+ * The version order of contracts, with health's reading of a missing version: events without one are read
+ * as {@link NO_VERSION}, so a fact nobody has seen yet (undefined) equals such an event rather than
+ * preceding it.
+ */
 export function compareVersions(a: Version | undefined, b: Version | undefined): number {
-  const pa = a?.offsetsPartition ?? -1;
-  const pb = b?.offsetsPartition ?? -1;
-  if (pa !== pb) return pa < pb ? -1 : 1;
-  const oa = a?.offsetsOffset ?? -1;
-  const ob = b?.offsetsOffset ?? -1;
-  return oa === ob ? 0 : oa < ob ? -1 : 1;
+  return Math.sign(compareVersionOrder(a ?? NO_VERSION, b ?? NO_VERSION));
 }
 
 /** Keeps the newer of two facts; on equal versions the later arrival wins (a pending attempt, then its result). */

@@ -11,15 +11,11 @@ export type {
   FetchedRecord,
   FetchRequest,
   GroupDescription,
-  HeaderValue,
   IsolationLevel,
-  KafkaAdapterOptions,
   KafkaRequestEvent,
   OffsetAnswer,
-  OffsetQuery,
   PartitionBounds,
   TopicPartition,
 } from './types.js';
-export { BrokerErrorCodes, toOffsetSyncError, type KafkaErrorContext } from './kafka-errors.js';
-export { registerCompressionCodecs } from './compression-codecs.js';
+export { toOffsetSyncError } from './kafka-errors.js';
 export { recordFingerprint } from './record-fingerprint.js';

@@ -1,9 +1,7 @@
 // Rolling upgrades keep deduplicating only if the new build reads what the old one wrote and writes the
 // same bytes, subjects and message ids for the same event. The fixtures were made by the build before the
-// restructure of issue 13 (test/fixtures/wire-golden.json says which); every one must decode with today's
+// restructure of issue 13 (packages/harness/fixtures/wire-golden.json says which); every one must decode with today's
 // contracts and encode again byte-identical.
-import { readFileSync } from 'node:fs';
-import { headers as natsHeaders } from 'nats';
 import { describe, expect, it } from 'vitest';
 import {
   appliedMessageId,
@@ -19,22 +17,8 @@ import {
   type EventType,
   type OffsetSyncEvent,
 } from '@offsetsync/contracts';
+import { goldenCommitMarks, goldenEvents, goldenMessage } from '@offsetsync/harness';
 
-interface Fixture {
-  type: EventType;
-  subject: string;
-  msgId: string | null;
-  headers: Record<string, string>;
-  payload: string;
-}
-const golden = JSON.parse(readFileSync(new URL('../fixtures/wire-golden.json', import.meta.url), 'utf8')) as {
-  events: Fixture[];
-  commitMarks: {
-    mark: { origin: string; offsetsPartition: number; offsetsOffset: number };
-    original: string;
-    metadata: string;
-  }[];
-};
 const ALL_TYPES: EventType[] = [
   'OffsetCommitted',
   'OffsetDeleted',
@@ -96,16 +80,13 @@ function addressOf(e: OffsetSyncEvent): { subject: string; msgId: string | null 
 
 describe('wire compatibility with the build before the restructure', () => {
   it('has a fixture of every event type', () => {
-    expect(new Set(golden.events.map((f) => f.type))).toEqual(new Set(ALL_TYPES));
+    expect(new Set(goldenEvents().map((f) => f.type))).toEqual(new Set(ALL_TYPES));
   });
 
-  it.each(golden.events.map((f, i) => [`${i} ${f.type} ${f.msgId ?? f.subject}`, f] as const))(
+  it.each(goldenEvents().map((f, i) => [`${i} ${f.type} ${f.msgId ?? f.subject}`, f] as const))(
     '%s decodes and encodes again byte-identical, with the same subject, message id and headers',
     (_, fixture) => {
-      const hdrs = natsHeaders();
-      for (const [k, v] of Object.entries(fixture.headers)) hdrs.set(k, v);
-      const payload = Buffer.from(fixture.payload, 'base64');
-      const decoded = decodeEvent({ headers: hdrs, data: payload }, { accept: ALL_TYPES });
+      const decoded = decodeEvent(goldenMessage(fixture), { accept: ALL_TYPES });
       if (!decoded.ok) throw new Error(decoded.detail);
       expect(decoded.type).toBe(fixture.type);
       expect(addressOf(decoded)).toEqual({ subject: fixture.subject, msgId: fixture.msgId });
@@ -123,7 +104,7 @@ describe('wire compatibility with the build before the restructure', () => {
     },
   );
 
-  it.each(golden.commitMarks.map((m) => [m.metadata, m] as const))(
+  it.each(goldenCommitMarks().map((m) => [m.metadata, m] as const))(
     'commit mark %s reads and writes the same',
     (_, m) => {
       expect(parseCommitMetadata(m.metadata)).toEqual({ mark: m.mark, originalMetadata: m.original });

@@ -5,4 +5,5 @@ export { Cleanup, stopOnSignals } from './cleanup.js';
 export { readPartition, TestReplicator, type ReplicatorOptions } from './replicator.js';
 export { spawnService, type Role, type ServiceProcess } from './service-process.js';
 export { startReplicator, startService } from './test-scoped.js';
+export { goldenCommitMarks, goldenEvents, goldenMessage, type GoldenEvent } from './wire-golden.js';
 export { acquireTestbed, releaseTestbed, type AcquiredTestbed } from './testbed.js';

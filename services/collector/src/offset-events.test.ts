@@ -1,39 +1,21 @@
 // The collector's events on the wire: from the facts behind each golden fixture (made by the build before
 // the restructure of issue 13) the collector must make the same subject, message id, headers and bytes.
-import { readFileSync } from 'node:fs';
-import { headers as natsHeaders } from 'nats';
 import { describe, expect, it } from 'vitest';
 import {
   decodeEvent,
   DeletionReason,
   Names,
   type EventOf,
-  type EventType,
   type OffsetCommitted,
   type OffsetDeleted,
 } from '@offsetsync/contracts';
+import { goldenEvents, goldenMessage, type GoldenEvent } from '@offsetsync/harness';
 import { committedEvent, deletedEvent, toStreamMessage, type OutgoingEvent } from './offset-events.js';
 
-interface Fixture {
-  type: EventType;
-  subject: string;
-  msgId: string | null;
-  headers: Record<string, string>;
-  payload: string;
-}
-
-const golden = JSON.parse(
-  readFileSync(new URL('../../../test/fixtures/wire-golden.json', import.meta.url), 'utf8'),
-) as { events: Fixture[] };
 const names = new Names('offsetsync');
 
-function received(fixture: Fixture) {
-  const hdrs = natsHeaders();
-  for (const [k, v] of Object.entries(fixture.headers)) hdrs.set(k, v);
-  const decoded = decodeEvent(
-    { headers: hdrs, data: Buffer.from(fixture.payload, 'base64') },
-    { accept: ['OffsetCommitted', 'OffsetDeleted'] },
-  );
+function received(fixture: GoldenEvent) {
+  const decoded = decodeEvent(goldenMessage(fixture), { accept: ['OffsetCommitted', 'OffsetDeleted'] });
   if (!decoded.ok) throw new Error(decoded.detail);
   return decoded;
 }
@@ -84,7 +66,7 @@ function fromDeleted(e: OffsetDeleted): OutgoingEvent {
   return deletedEvent(names, e.sourceCluster, record, e.version!, e.observedAtMs);
 }
 
-const collected = golden.events.filter((f) => f.type === 'OffsetCommitted' || f.type === 'OffsetDeleted');
+const collected = goldenEvents().filter((f) => f.type === 'OffsetCommitted' || f.type === 'OffsetDeleted');
 
 describe("the collector's events on the wire", () => {
   it('has golden fixtures of both event types it publishes', () => {

@@ -1,5 +1,4 @@
 // Reading stream messages into health events: through the contracts' envelope, by stream.
-import { readFileSync } from 'node:fs';
 import { headers as natsHeaders } from 'nats';
 import { describe, expect, it } from 'vitest';
 import {
@@ -16,6 +15,7 @@ import {
   type EventType,
   type OffsetSyncEvent,
 } from '@offsetsync/contracts';
+import { goldenEvents, goldenMessage } from '@offsetsync/harness';
 import { readHealthEvent, type HealthStream } from './health-events.js';
 
 const STREAM_OF: Record<EventType, HealthStream> = {
@@ -33,16 +33,8 @@ function message(event: OffsetSyncEvent) {
 
 describe('readHealthEvent', () => {
   it('reads every golden fixture on its stream', () => {
-    const golden = JSON.parse(
-      readFileSync(new URL('../../../test/fixtures/wire-golden.json', import.meta.url), 'utf8'),
-    ) as { events: { type: EventType; headers: Record<string, string>; payload: string }[] };
-    for (const fixture of golden.events) {
-      const headers = natsHeaders();
-      for (const [k, v] of Object.entries(fixture.headers)) headers.set(k, v);
-      const reading = readHealthEvent(STREAM_OF[fixture.type], {
-        headers,
-        data: Buffer.from(fixture.payload, 'base64'),
-      });
+    for (const fixture of goldenEvents()) {
+      const reading = readHealthEvent(STREAM_OF[fixture.type], goldenMessage(fixture));
       expect(reading.ok, fixture.type).toBe(true);
     }
   });

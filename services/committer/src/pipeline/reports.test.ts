@@ -1,8 +1,6 @@
 // The committer's OffsetApplied messages against the wire of the build before the restructure
-// (test/fixtures/wire-golden.json): the same translation and report give the same subject, message id,
+// (the golden fixtures of @offsetsync/harness): the same translation and report give the same subject, message id,
 // headers and payload bytes.
-import { readFileSync } from 'node:fs';
-import { headers as natsHeaders } from 'nats';
 import { describe, expect, it } from 'vitest';
 import {
   extractTraceContext,
@@ -12,19 +10,9 @@ import {
   SkipReason,
   TranslationOutcome,
 } from '@offsetsync/contracts';
+import { goldenEvents, goldenMessage } from '@offsetsync/harness';
 import { appliedMessage } from './reports.js';
 import type { AppliedOutcomeName } from './work-item.js';
-
-interface Fixture {
-  type: string;
-  subject: string;
-  msgId: string | null;
-  headers: Record<string, string>;
-  payload: string;
-}
-const golden = JSON.parse(
-  readFileSync(new URL('../../../../test/fixtures/wire-golden.json', import.meta.url), 'utf8'),
-) as { events: Fixture[] };
 
 const OUTCOMES: Record<number, AppliedOutcomeName> = {
   [SkipReason.SKIP_REASON_UNSPECIFIED]: 'APPLIED',
@@ -34,7 +22,7 @@ const OUTCOMES: Record<number, AppliedOutcomeName> = {
   [SkipReason.SKIP_REASON_COMMIT_FAILED]: 'COMMIT_FAILED',
 };
 
-const applied = golden.events.filter((f) => f.type === 'OffsetApplied');
+const applied = goldenEvents('OffsetApplied');
 
 describe('appliedMessage', () => {
   it('has golden fixtures to compare with', () => {
@@ -42,9 +30,8 @@ describe('appliedMessage', () => {
   });
 
   it.each(applied.map((f) => [f.msgId, f] as const))('writes %s as the build before did', (_, fixture) => {
-    const event = OffsetApplied.decode(Buffer.from(fixture.payload, 'base64'));
-    const hdrs = natsHeaders();
-    for (const [k, v] of Object.entries(fixture.headers)) hdrs.set(k, v);
+    const { headers: hdrs, data } = goldenMessage(fixture);
+    const event = OffsetApplied.decode(data);
     // The translation and report the committer had when it published this event.
     const translation = OffsetTranslated.fromPartial({
       sourceCluster: event.sourceCluster,

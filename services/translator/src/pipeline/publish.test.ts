@@ -1,8 +1,6 @@
 // The translator's OffsetTranslated messages against the wire of the build before the restructure
-// (test/fixtures/wire-golden.json): the same commit and translation give the same subject, message id,
+// (the golden fixtures of @offsetsync/harness): the same commit and translation give the same subject, message id,
 // headers and payload bytes.
-import { readFileSync } from 'node:fs';
-import { headers as natsHeaders } from 'nats';
 import { describe, expect, it } from 'vitest';
 import {
   extractTraceContext,
@@ -11,19 +9,10 @@ import {
   OffsetTranslated,
   TranslationOutcome,
 } from '@offsetsync/contracts';
+import { goldenEvents, goldenMessage } from '@offsetsync/harness';
 import { outcomeName, translatedMessage } from './publish.js';
 
-interface Fixture {
-  type: string;
-  subject: string;
-  msgId: string | null;
-  headers: Record<string, string>;
-  payload: string;
-}
-const golden = JSON.parse(
-  readFileSync(new URL('../../../../test/fixtures/wire-golden.json', import.meta.url), 'utf8'),
-) as { events: Fixture[] };
-const translated = golden.events.filter((f) => f.type === 'OffsetTranslated');
+const translated = goldenEvents('OffsetTranslated');
 
 describe('translatedMessage', () => {
   it('has golden fixtures to compare with, pending and final', () => {
@@ -35,9 +24,8 @@ describe('translatedMessage', () => {
   it.each(translated.map((f, i) => [`${i} ${f.msgId}`, f] as const))(
     'writes %s as the build before did',
     (_, fixture) => {
-      const published = OffsetTranslated.decode(Buffer.from(fixture.payload, 'base64'));
-      const hdrs = natsHeaders();
-      for (const [k, v] of Object.entries(fixture.headers)) hdrs.set(k, v);
+      const { headers: hdrs, data } = goldenMessage(fixture);
+      const published = OffsetTranslated.decode(data);
       // The source commit and translation the translator had when it published this event.
       const event = OffsetCommitted.fromPartial({
         sourceCluster: published.sourceCluster,

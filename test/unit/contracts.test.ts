@@ -54,6 +54,7 @@ function committedEvent(): OffsetCommitted {
     sourceLogStartOffset: 1_000,
     sourceLogEndOffset: ABOVE_2_POW_32 + 100,
     observedAtMs: 1_733_140_800_200,
+    distinctAround: 1_000,
   };
 }
 

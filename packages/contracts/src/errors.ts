@@ -14,6 +14,8 @@ export const ErrorCodes = {
   KAFKA_PROTOCOL: 'KAFKA_PROTOCOL',
   /** A Kafka broker answered with an error code. */
   KAFKA_BROKER_ERROR: 'KAFKA_BROKER_ERROR',
+  /** The Kafka broker does not offer a request (API or version) the operation needs. Not retryable. */
+  KAFKA_UNSUPPORTED: 'KAFKA_UNSUPPORTED',
   /** The NATS server could not be reached or the connection was lost. */
   NATS_UNREACHABLE: 'NATS_UNREACHABLE',
   /** JetStream answered a request with an API error (for example a compare-and-set on a key that changed). */
@@ -30,6 +32,11 @@ export const ErrorCodes = {
   COMMIT_REFUSED: 'COMMIT_REFUSED',
   /** The group has live members, so the broker refuses a commit from outside the group. Not retryable as such. */
   GROUP_ACTIVE: 'GROUP_ACTIVE',
+  /**
+   * The group is of a type whose members offsetsync cannot read (for example a share or streams group), so
+   * whether it has live members is unknown. Not retryable.
+   */
+  GROUP_TYPE_UNSUPPORTED: 'GROUP_TYPE_UNSUPPORTED',
   /** The topic does not exist on the cluster (yet). */
   TOPIC_MISSING: 'TOPIC_MISSING',
   /** The topic exists but has no partition of that number. */

@@ -662,6 +662,15 @@ export interface OffsetCommitted {
   sourceLogEndOffset: number;
   /** When the collector read the commit record from __consumer_offsets, in epoch milliseconds. */
   observedAtMs: number;
+  /**
+   * How far around committed_offset the source records were seen to be distinct: every two data records
+   * with offsets in [committed_offset - n, committed_offset + n) differ in timestamp, key or value. The
+   * translator takes a later copy of an anchor for a replicator's rewrite only within this distance (an
+   * identical record, such as a retried send, could otherwise pass for a copy). 0 when not checked, when
+   * records right at the commit are identical, or when the commit is at the log end (later records were
+   * not there to check).
+   */
+  distinctAround: number;
 }
 
 /**
@@ -1109,6 +1118,7 @@ function createBaseOffsetCommitted(): OffsetCommitted {
     sourceLogStartOffset: 0,
     sourceLogEndOffset: 0,
     observedAtMs: 0,
+    distinctAround: 0,
   };
 }
 
@@ -1164,6 +1174,9 @@ export const OffsetCommitted: MessageFns<OffsetCommitted> = {
     }
     if (message.observedAtMs !== 0) {
       writer.uint32(136).int64(message.observedAtMs);
+    }
+    if (message.distinctAround !== 0) {
+      writer.uint32(144).uint32(message.distinctAround);
     }
     return writer;
   },
@@ -1317,6 +1330,14 @@ export const OffsetCommitted: MessageFns<OffsetCommitted> = {
             message.observedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 18: {
+            if (tag !== 144) {
+              break;
+            }
+
+            message.distinctAround = reader.uint32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1396,6 +1417,11 @@ export const OffsetCommitted: MessageFns<OffsetCommitted> = {
         : isSet(object.observed_at_ms)
         ? globalThis.Number(object.observed_at_ms)
         : 0,
+      distinctAround: isSet(object.distinctAround)
+        ? globalThis.Number(object.distinctAround)
+        : isSet(object.distinct_around)
+        ? globalThis.Number(object.distinct_around)
+        : 0,
     };
   },
 
@@ -1452,6 +1478,9 @@ export const OffsetCommitted: MessageFns<OffsetCommitted> = {
     if (message.observedAtMs !== 0) {
       obj.observedAtMs = Math.round(message.observedAtMs);
     }
+    if (message.distinctAround !== 0) {
+      obj.distinctAround = Math.round(message.distinctAround);
+    }
     return obj;
   },
 
@@ -1483,6 +1512,7 @@ export const OffsetCommitted: MessageFns<OffsetCommitted> = {
     message.sourceLogStartOffset = object.sourceLogStartOffset ?? 0;
     message.sourceLogEndOffset = object.sourceLogEndOffset ?? 0;
     message.observedAtMs = object.observedAtMs ?? 0;
+    message.distinctAround = object.distinctAround ?? 0;
     return message;
   },
 };

@@ -1,14 +1,18 @@
 // The Kafka adapter against the test bed's real brokers (Kafka 4.1).
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import kafkajs, { type Kafka as KafkaClient, type Message } from 'kafkajs';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { type OffsetSyncError } from '@offsetsync/contracts';
 import { KafkaAdapter, type KafkaRequestEvent } from '@offsetsync/kafka';
 import { createLogger, type KafkaClusterConfig } from '@offsetsync/runtime';
 import { freePort } from '../infra/free-port.js';
+import { startConsoleConsumer } from '../infra/kafka-tools.js';
 import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
 
 const { CompressionTypes } = kafkajs;
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const testbed = inject('testbed');
 const logger = createLogger({ service: 'kafka-adapter-test', instanceId: 'test', level: 'silent' });
 
@@ -336,8 +340,14 @@ describe('KafkaAdapter against real brokers', () => {
       { topic, partition: 1, offset: 2, metadata: '' },
     ]);
     expect(await adapter.fetchCommittedOffsets(group, ['some-other-topic'])).toEqual([]);
-    // A group that only ever had admin commits has no protocol type.
-    expect(await adapter.describeGroup(group)).toEqual({ state: 'Empty', protocolType: '', memberCount: 0 });
+    // A group that only ever had admin commits is a classic group without a protocol type.
+    expect(await adapter.describeGroup(group)).toEqual({
+      groupType: 'classic',
+      state: 'Empty',
+      protocolType: '',
+      memberCount: 0,
+      members: [],
+    });
 
     // A live kafkajs consumer joins the group; it never commits (autoCommit off).
     const consumer = kafka.consumer({ groupId: group });
@@ -345,10 +355,20 @@ describe('KafkaAdapter against real brokers', () => {
     onTestFinished(() => consumer.disconnect());
     await consumer.subscribe({ topic });
     await consumer.run({ autoCommit: false, eachMessage: () => Promise.resolve() });
-    await eventually('the consumer group to become stable', async () => {
+    const described = await eventually('the consumer group to become stable', async () => {
       const described = await adapter.describeGroup(group);
       return described.state === 'Stable' && described.memberCount === 1 ? described : undefined;
     });
+    expect(described).toMatchObject({ groupType: 'classic', protocolType: 'consumer' });
+    const [member] = described.members ?? [];
+    expect(member).toEqual({
+      memberId: member?.memberId,
+      instanceId: null,
+      clientId: 'offsetsync-test',
+      clientHost: member?.clientHost,
+    });
+    expect(member?.memberId).toMatch(/^offsetsync-test-/);
+    expect(member?.clientHost).toMatch(/127\.0\.0\.1/);
 
     const refused = await adapter.commitOffsets(group, [
       { topic, partition: 0, offset: 5, metadata: 'offsetsync:v2' },
@@ -365,13 +385,119 @@ describe('KafkaAdapter against real brokers', () => {
     expect(await adapter.fetchCommittedOffsets(group, [topic])).toEqual(stored);
   });
 
-  it('reports an unknown group as Dead', async () => {
+  it('reports an unknown group as Dead, of type none', async () => {
     const adapter = await sourceAdapter();
     expect(await adapter.describeGroup(uniqueName('adapter-no-such-group'))).toEqual({
+      groupType: 'none',
       state: 'Dead',
       protocolType: '',
       memberCount: 0,
+      members: [],
     });
+  });
+
+  it('describes a live KIP-848 consumer-protocol group by its members (trap: DescribeGroups, as kafkajs asks it, says Dead with no members), lists it by type, and is refused (GROUP_ACTIVE) an admin commit to it', async () => {
+    const kafka = kafkaClient(testbed.source.bootstrapServers);
+    const topic = await createTopic(kafka, 'adapter-kip848', 2);
+    const producer = await connectedProducer(kafka);
+    await producer.send({
+      topic,
+      messages: Array.from({ length: 6 }, (_, i) => ({ value: `v${i}`, partition: i % 2 })),
+    });
+    const adapter = await sourceAdapter();
+    const group = uniqueName('adapter-kip848-group');
+    const consumer = startConsoleConsumer({
+      bootstrap: testbed.source.bootstrapServers,
+      topic,
+      group,
+      groupProtocol: 'consumer',
+      extraProperties: { 'client.id': 'kip848-console', 'auto.commit.interval.ms': '200' },
+    });
+    onTestFinished(() => consumer.stop().then(() => undefined));
+    await eventually(
+      'the console consumer to read every record',
+      () => Promise.resolve(consumer.values().length === 6 ? true : undefined),
+      60_000,
+    );
+
+    const described = await eventually('the group to be stable with its assignment', async () => {
+      const d = await adapter.describeGroup(group);
+      return d.state === 'Stable' && d.members?.[0]?.assignment?.length === 2 ? d : undefined;
+    });
+    const [member] = described.members ?? [];
+    expect(member?.memberId).toMatch(/^\S{10,}$/);
+    expect(member?.clientHost).toMatch(/127\.0\.0\.1/);
+    expect(described).toEqual({
+      groupType: 'consumer',
+      state: 'Stable',
+      protocolType: 'consumer',
+      memberCount: 1,
+      members: [
+        {
+          memberId: member?.memberId,
+          instanceId: null,
+          clientId: 'kip848-console',
+          clientHost: member?.clientHost,
+          assignment: [
+            { topic, partition: 0 },
+            { topic, partition: 1 },
+          ],
+        },
+      ],
+    });
+    // What the adapter used to rely on: DescribeGroups does not see the consumer-protocol group's members.
+    const admin = await connectedAdmin(kafka);
+    const { groups } = await admin.describeGroups([group]);
+    expect(groups).toEqual([
+      { errorCode: 0, groupId: group, state: 'Dead', protocolType: '', protocol: '', members: [] },
+    ]);
+
+    const consumerGroups = await adapter.listGroups({ types: ['consumer'] });
+    expect(consumerGroups.find((g) => g.groupId === group)).toEqual({
+      groupId: group,
+      groupType: 'consumer',
+      state: 'Stable',
+      protocolType: 'consumer',
+    });
+    expect((await adapter.listGroups({ types: ['classic'] })).map((g) => g.groupId)).not.toContain(group);
+    expect((await adapter.listGroups({ states: ['Empty'] })).map((g) => g.groupId)).not.toContain(group);
+
+    // The committer's admin commit (generation -1, no member id) is refused while the member runs.
+    const committedBefore = await eventually('the console consumer to commit', async () => {
+      const c = await adapter.fetchCommittedOffsets(group, [topic]);
+      return c.length === 2 && c.every((p) => p.offset === 3) ? c : undefined;
+    });
+    const refused = await adapter.commitOffsets(group, [
+      { topic, partition: 0, offset: 1, metadata: 'offsetsync:v1' },
+      { topic, partition: 1, offset: 1, metadata: 'offsetsync:v1' },
+    ]);
+    for (const answer of refused) {
+      expect(answer.error).toMatchObject({
+        code: 'GROUP_ACTIVE',
+        retryable: false,
+        details: { brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
+      });
+    }
+    expect(await adapter.fetchCommittedOffsets(group, [topic])).toEqual(committedBefore);
+
+    // Stopped, the group is still a consumer-protocol group, now without members, and accepts the commit.
+    expect((await consumer.stop()).ok).toBe(true);
+    expect(await adapter.describeGroup(group)).toEqual({
+      groupType: 'consumer',
+      state: 'Empty',
+      protocolType: 'consumer',
+      memberCount: 0,
+      members: [],
+    });
+    expect(await adapter.listGroups({ types: ['consumer'], states: ['empty'] })).toContainEqual({
+      groupId: group,
+      groupType: 'consumer',
+      state: 'Empty',
+      protocolType: 'consumer',
+    });
+    expect(await adapter.commitOffsets(group, [{ topic, partition: 0, offset: 1, metadata: null }])).toEqual([
+      { topic, partition: 0 },
+    ]);
   });
 
   it('leaves missing topics out of partitionCounts and answers them with errors in listOffsets and fetchRecords', async () => {
@@ -460,6 +586,94 @@ describe('KafkaAdapter against real brokers', () => {
     // for with stale metadata, failed, and was looked up again: no third round.
     expect(events.filter((e) => e.apiName === 'ListOffsets')).toHaveLength(1);
     expect(events.filter((e) => e.apiName === 'Metadata')).toHaveLength(2);
+  });
+
+  it('answers topic ids (Metadata v12): the same on every call, absent for a missing topic, new for a topic deleted and created again', async () => {
+    const kafka = kafkaClient(testbed.source.bootstrapServers);
+    const topic = await createTopic(kafka, 'adapter-topic-id', 2);
+    const other = await createTopic(kafka, 'adapter-topic-id-other', 1);
+    const missing = uniqueName('adapter-topic-id-missing');
+    const adapter = await sourceAdapter();
+    const first = await adapter.topicIds([topic, other, missing, topic]);
+    expect([...first.keys()].sort()).toEqual([topic, other].sort());
+    expect(first.get(topic)).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(first.get(topic)).not.toBe(first.get(other));
+    expect((await adapter.topicIds([topic])).get(topic)).toBe(first.get(topic));
+
+    const admin = await connectedAdmin(kafka);
+    await admin.deleteTopics({ topics: [topic] });
+    await eventually('the topic to be gone', async () =>
+      (await adapter.topicIds([topic])).has(topic) ? undefined : true,
+    );
+    await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
+    const again = await eventually('the topic to be back', async () =>
+      (await adapter.topicIds([topic])).get(topic),
+    );
+    expect(again).not.toBe(first.get(topic));
+  });
+
+  it('lets a process exit on its own after concurrent fetchRecords and disconnect (regression: a broker socket kafkajs forgot stayed open and `offsetsync cutover` never exited; needs `npm run build`)', async () => {
+    const kafka = kafkaClient(testbed.source.bootstrapServers);
+    const topic = await createTopic(kafka, 'adapter-exit', 4);
+    const producer = await connectedProducer(kafka);
+    await producer.send({
+      topic,
+      messages: Array.from({ length: 4 }, (_, p) => ({ value: `p${p}`, partition: p })),
+    });
+    const reads = Array.from({ length: 4 }, (_, partition) => ({ topic, partition, offset: 0 }));
+
+    // The built package, as the CLI runs it: one adapter connected first, one not; each reads twice at
+    // once, then both disconnect, and nothing else keeps the process alive.
+    const script = `
+      import { KafkaAdapter } from '@offsetsync/kafka';
+      import { createLogger } from '@offsetsync/runtime';
+      const logger = createLogger({ service: 'exit-test', instanceId: 'test', level: 'silent' });
+      const options = {
+        cluster: { bootstrapServers: [process.env.EXIT_TEST_BOOTSTRAP], connectionTimeoutMs: 3000, requestTimeoutMs: 10000 },
+        clientId: 'kafka-adapter-exit-test',
+        logger,
+      };
+      const reads = JSON.parse(process.env.EXIT_TEST_READS);
+      const connected = new KafkaAdapter(options);
+      await connected.connect();
+      const fresh = new KafkaAdapter(options);
+      const answers = await Promise.all([connected, connected, fresh, fresh].map((a) => a.fetchRecords(reads)));
+      await Promise.all([connected.disconnect(), fresh.disconnect()]);
+      console.log(JSON.stringify(answers.map((answer) => answer.map((a) => a.error?.code ?? a.records.length))));
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+      env: {
+        ...process.env,
+        EXIT_TEST_BOOTSTRAP: testbed.source.bootstrapServers,
+        EXIT_TEST_READS: JSON.stringify(reads),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    onTestFinished(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    });
+    let stdout = '';
+    let stderr = '';
+    let printedAt: number | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      printedAt ??= Date.now();
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+    // The reads may take a while on a loaded machine; once printed, the process must end within seconds.
+    const printed = await eventually('the child to print its answers', () =>
+      Promise.resolve(printedAt ?? (child.exitCode === null ? undefined : Date.now())),
+    );
+    const code = await Promise.race([
+      exited,
+      new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000).unref()),
+    ]);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+    expect(Date.now() - printed).toBeLessThan(5_000);
+    expect(JSON.parse(stdout)).toEqual([0, 1, 2, 3].map(() => [1, 1, 1, 1]));
   });
 
   it('rejects with KAFKA_UNREACHABLE within its timeouts when no broker listens', async () => {

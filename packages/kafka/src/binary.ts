@@ -99,6 +99,29 @@ export class KafkaReader {
     return value;
   }
 
+  /** A bool: one byte, anything but 0 is true. */
+  boolean(): boolean {
+    return this.int8() !== 0;
+  }
+
+  /** A compact array (flexible versions): unsigned varint count plus one, 0 meaning null. */
+  compactNullableArray<T>(read: (reader: KafkaReader) => T): T[] | null {
+    const countPlusOne = this.uvarint();
+    if (countPlusOne === 0) return null;
+    // Each element takes at least one byte: a count beyond what is left is malformed, not a huge array.
+    if (countPlusOne - 1 > this.remaining) throw truncated('compact array', this.position);
+    return Array.from({ length: countPlusOne - 1 }, () => read(this));
+  }
+
+  compactArray<T>(read: (reader: KafkaReader) => T): T[] {
+    const value = this.compactNullableArray(read);
+    if (value === null)
+      throw new OffsetSyncError(`null where an array is required at byte ${this.position}`, {
+        code: ErrorCodes.DECODE_ERROR,
+      });
+    return value;
+  }
+
   bytes(length: number): Buffer {
     const at = this.take(length, 'bytes');
     return this.buffer.subarray(at, at + length);
@@ -185,6 +208,17 @@ export class KafkaWriter {
     if (value === null) return this.uvarint(0);
     const bytes = Buffer.from(value, 'utf8');
     return this.uvarint(bytes.length + 1).push(bytes);
+  }
+
+  /** A compact array (flexible versions): unsigned varint count plus one, then each item. */
+  compactArray<T>(items: readonly T[], write: (item: T) => void): this {
+    this.uvarint(items.length + 1);
+    for (const item of items) write(item);
+    return this;
+  }
+
+  boolean(value: boolean): this {
+    return this.int8(value ? 1 : 0);
   }
 
   raw(bytes: Uint8Array): this {

@@ -19,3 +19,4 @@ export type {
 } from './types.js';
 export { toOffsetSyncError } from './kafka-errors.js';
 export { recordFingerprint } from './record-fingerprint.js';
+export { identityClasses, previousIdentical } from './identical-records.js';

@@ -5,19 +5,22 @@
 // - network/: client configuration, connections, metadata, leader routing, coordinator lanes, retries;
 // - api/: one file per call (or close group of calls).
 import type { Kafka as KafkaClient } from 'kafkajs';
-import type { OffsetSyncError } from '@offsetsync/contracts';
+import { ErrorCodes, isOffsetSyncError, type OffsetSyncError } from '@offsetsync/contracts';
 import { commitOffsets } from './api/commit-offsets.js';
 import { describeGroup } from './api/describe-group.js';
 import { fetchCommittedOffsets } from './api/fetch-committed-offsets.js';
 import { fetchRecords, type FetchOptions } from './api/fetch-records.js';
+import { listGroups } from './api/list-groups.js';
 import { listOffsets, partitionBounds } from './api/list-offsets.js';
 import { partitionCounts } from './api/partition-counts.js';
+import { topicIds } from './api/topic-ids.js';
 import type { CallContext } from './api/call-context.js';
-import { closedError, ClusterConnection } from './network/cluster-connection.js';
+import { ClusterConnection } from './network/cluster-connection.js';
 import { CoordinatorLanes } from './network/coordinator-lanes.js';
 import { createKafkaClients } from './network/kafka-clients.js';
 import { LeaderRouter } from './network/leader-routing.js';
 import { RequestEvents } from './network/request-events.js';
+import { closedError, type SocketLedger } from './network/socket-ledger.js';
 import { TopicMetadata } from './network/topic-metadata.js';
 import type {
   CommitAnswer,
@@ -26,6 +29,8 @@ import type {
   FetchAnswer,
   FetchRequest,
   GroupDescription,
+  GroupFilter,
+  GroupListing,
   IsolationLevel,
   KafkaAdapterOptions,
   KafkaRequestEvent,
@@ -52,6 +57,7 @@ export class KafkaAdapter {
   readonly kafka: KafkaClient;
 
   private readonly events: RequestEvents;
+  private readonly sockets: SocketLedger;
   private readonly connection: ClusterConnection;
   private readonly lanes: CoordinatorLanes;
   private readonly context: CallContext;
@@ -59,13 +65,14 @@ export class KafkaAdapter {
 
   constructor(options: KafkaAdapterOptions) {
     this.events = new RequestEvents(options.logger);
-    const { kafka, clusters } = createKafkaClients(
+    const { kafka, clusters, sockets } = createKafkaClients(
       options,
       options.metadataMaxAgeMs ?? DEFAULT_METADATA_MAX_AGE_MS,
       (eventName, payload) => this.events.emit(eventName, payload),
     );
     this.kafka = kafka;
-    const connections = clusters.map((cluster) => new ClusterConnection(cluster));
+    this.sockets = sockets;
+    const connections = clusters.map((cluster) => new ClusterConnection(cluster, sockets));
     this.connection = connections[0]!;
     this.lanes = new CoordinatorLanes(connections);
     const metadata = new TopicMetadata(
@@ -74,6 +81,7 @@ export class KafkaAdapter {
     );
     this.context = {
       ready: () => this.ready(),
+      connection: this.connection,
       metadata,
       leaders: new LeaderRouter(this.connection, metadata),
       coordinators: this.lanes,
@@ -86,11 +94,22 @@ export class KafkaAdapter {
     return this.connection.connect();
   }
 
-  /** Closes every broker connection. Idempotent: every caller gets the same promise. */
+  /**
+   * Closes every broker connection. Idempotent: every caller gets the same promise. From the call on, no
+   * socket is opened and connects in flight are aborted; requests in flight may finish, and a call that
+   * then needs a connection rejects with `LIFECYCLE`. Resolves once every socket the adapter opened is
+   * closed (not those of clients built from {@link kafka}).
+   */
   disconnect(): Promise<void> {
     this.disconnecting ??= (async () => {
-      await this.connection.settled();
-      await Promise.all(this.lanes.lanes.map((lane) => lane.disconnect()));
+      this.sockets.close();
+      try {
+        await Promise.all(this.lanes.lanes.map((lane) => lane.settled()));
+        await Promise.all(this.lanes.lanes.map((lane) => lane.disconnect()));
+      } finally {
+        // kafkajs loses sockets in races; the ledger has them all.
+        await this.sockets.destroyAll();
+      }
     })();
     return this.disconnecting;
   }
@@ -105,7 +124,15 @@ export class KafkaAdapter {
 
   /** Partition count of each topic that exists; topics missing on the cluster are absent. */
   partitionCounts(topics: readonly string[]): Promise<Map<string, number>> {
-    return partitionCounts(this.context, topics);
+    return this.guarded(() => partitionCounts(this.context, topics));
+  }
+
+  /**
+   * The id of each topic that exists (Metadata v10+, one request to any broker); missing topics are
+   * absent. A topic deleted and created again under its name has a new id.
+   */
+  topicIds(topics: readonly string[]): Promise<Map<string, string>> {
+    return this.guarded(() => topicIds(this.context, topics));
   }
 
   /**
@@ -114,7 +141,7 @@ export class KafkaAdapter {
    * broker. Read uncommitted: the high watermark, not the last stable offset.
    */
   partitionBounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>> {
-    return partitionBounds(this.context, partitions);
+    return this.guarded(() => partitionBounds(this.context, partitions));
   }
 
   /**
@@ -127,7 +154,7 @@ export class KafkaAdapter {
     queries: readonly OffsetQuery[],
     options: { isolation?: IsolationLevel } = {},
   ): Promise<OffsetAnswer[]> {
-    return listOffsets(this.context, queries, options);
+    return this.guarded(() => listOffsets(this.context, queries, options));
   }
 
   /**
@@ -139,7 +166,7 @@ export class KafkaAdapter {
    * read.
    */
   fetchRecords(requests: readonly FetchRequest[], options: FetchOptions = {}): Promise<FetchAnswer[]> {
-    return fetchRecords(this.context, requests, options);
+    return this.guarded(() => fetchRecords(this.context, requests, options));
   }
 
   /**
@@ -150,28 +177,55 @@ export class KafkaAdapter {
    * the later entry is committed last.
    */
   commitOffsets(groupId: string, entries: readonly CommitEntry[]): Promise<CommitAnswer[]> {
-    return commitOffsets(this.context, groupId, entries);
+    return this.guarded(() => commitOffsets(this.context, groupId, entries));
   }
 
   /** The offsets a group has committed (all topics, or only `topics`); partitions without one are left out. */
   fetchCommittedOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]> {
-    return fetchCommittedOffsets(this.context, groupId, topics);
+    return this.guarded(() => fetchCommittedOffsets(this.context, groupId, topics));
   }
 
   /**
-   * State, protocol type and member count of a group, from DescribeGroups; an unknown group is `Dead`.
-   *
-   * Only groups of the classic protocol are visible this way: for a group of the KIP-848 consumer
-   * protocol (`group.protocol=consumer`) Kafka 4.1 answers `Dead` even while it has members (seen against
-   * the test bed). Do not decide that a group is free from this; commitOffsets is refused for live groups
-   * of both protocols.
+   * Type, state and live members of a group, asked the way its type needs: ConsumerGroupDescribe for a
+   * group of the KIP-848 consumer protocol (`group.protocol=consumer`), which DescribeGroups reports as
+   * Dead, and DescribeGroups for a classic group. `memberCount` counts live members the same way for
+   * both, so "no members" is right for both. An unknown group is `Dead` (type `none`); a group of a
+   * type whose members cannot be read (share, streams) rejects with `GROUP_TYPE_UNSUPPORTED`.
    */
   describeGroup(groupId: string): Promise<GroupDescription> {
-    return describeGroup(this.context, groupId);
+    return this.guarded(() => describeGroup(this.context, groupId));
+  }
+
+  /**
+   * The groups of the cluster (ListGroups to every broker), optionally only those of the given types or
+   * states, sorted by group id. Rejects with `KAFKA_UNSUPPORTED` when a broker cannot apply the filter
+   * (types need ListGroups v5, Kafka 3.8+; states v4).
+   */
+  listGroups(filter: GroupFilter = {}): Promise<GroupListing[]> {
+    return this.guarded(() => listGroups(this.context, filter));
+  }
+
+  /**
+   * Runs a call; once the adapter began to disconnect, what the call could not do for want of a
+   * connection rejects with `LIFECYCLE`: its failure, or answers that carry a refused connection's error.
+   */
+  private async guarded<T>(call: () => Promise<T>): Promise<T> {
+    if (this.sockets.closed) throw closedError();
+    const refusals = this.sockets.refusals;
+    let result: T;
+    try {
+      result = await call();
+    } catch (error: unknown) {
+      if (!this.sockets.closed || (isOffsetSyncError(error) && error.code === ErrorCodes.LIFECYCLE))
+        throw error;
+      throw closedError(error);
+    }
+    if (this.sockets.refusals !== refusals) throw closedError();
+    return result;
   }
 
   private async ready(): Promise<void> {
-    if (this.disconnecting) throw closedError();
+    if (this.sockets.closed) throw closedError();
     await this.connect();
     // kafkajs may have added brokers while looking for one (findBroker refreshes on its own).
     this.connection.makeLenient();

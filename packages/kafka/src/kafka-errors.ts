@@ -32,10 +32,16 @@ export const BrokerErrorCodes = {
   ILLEGAL_GENERATION: 22,
   UNKNOWN_MEMBER_ID: 25,
   REBALANCE_IN_PROGRESS: 27,
+  UNSUPPORTED_VERSION: 35,
   SASL_AUTHENTICATION_FAILED: 58,
   GROUP_ID_NOT_FOUND: 69,
   FENCED_LEADER_EPOCH: 74,
   UNKNOWN_LEADER_EPOCH: 75,
+  // Codes of the KIP-848 consumer protocol; kafkajs 2.2.4 knows codes up to 88 only.
+  FENCED_MEMBER_EPOCH: 110,
+  UNRELEASED_INSTANCE_ID: 111,
+  UNSUPPORTED_ASSIGNOR: 112,
+  STALE_MEMBER_EPOCH: 113,
 } as const;
 
 /** What was being done when a Kafka call failed; becomes the start of the message and part of `details`. */

@@ -128,13 +128,61 @@ export interface CommittedOffset extends TopicPartition {
   metadata: string | null;
 }
 
+/**
+ * Which protocol a group's members speak: `classic` (JoinGroup/SyncGroup rebalances; what kafkajs and
+ * Java consumers before `group.protocol=consumer` use) or `consumer` (KIP-848, the broker assigns).
+ */
+export type GroupType = 'classic' | 'consumer';
+
+/** One live member of a group. */
+export interface GroupMember {
+  memberId: string;
+  /** The static member id (`group.instance.id`); null for dynamic members and for classic groups. */
+  instanceId: string | null;
+  clientId: string;
+  clientHost: string;
+  /** The partitions the member owns now: consumer-protocol groups only (the broker knows them). */
+  assignment?: TopicPartition[];
+}
+
 /** What {@link KafkaAdapter.describeGroup} reports. */
 export interface GroupDescription {
-  /** `Empty`, `Stable`, `PreparingRebalance`, `CompletingRebalance` or `Dead` (also for unknown groups). */
+  /**
+   * The group's protocol, or `none` when no group of that id exists (state `Dead`). Always set by
+   * describeGroup; optional only so that descriptions built by hand before the field existed still
+   * type-check.
+   */
+  groupType?: GroupType | 'none';
+  /**
+   * The state as the group's coordinator names it. `Empty` (no members) and `Dead` (no such group) mean
+   * the same for both group types. With members: `Stable`, `PreparingRebalance`, `CompletingRebalance`
+   * (classic) or `Stable`, `Assigning`, `Reconciling` (consumer).
+   */
   state: string;
-  /** `consumer` for consumer groups; empty for groups without members. */
+  /** `consumer` for consumer groups of either type; empty for groups without members. */
   protocolType: string;
+  /** The live members, counted the same way for both group types: non-zero means the group runs. */
   memberCount: number;
+  /** The live members. Always set by describeGroup; optional for the same reason as `groupType`. */
+  members?: GroupMember[];
+}
+
+/** Which groups {@link KafkaAdapter.listGroups} lists. */
+export interface GroupFilter {
+  /** Only groups of these types (`classic`, `consumer`, `share`, `streams`). Default: every type. */
+  types?: readonly string[];
+  /** Only groups in these states (`Empty`, `Stable`, ...; case-insensitive). Default: every state. */
+  states?: readonly string[];
+}
+
+/** One group as ListGroups reports it. */
+export interface GroupListing {
+  groupId: string;
+  /** `classic`, `consumer`, `share`, `streams`, as the broker names it. */
+  groupType: string;
+  /** The state as the broker names it (see {@link GroupDescription.state}). */
+  state: string;
+  protocolType: string;
 }
 
 /** One request answered by a broker, as kafkajs' instrumentation reports it. */

@@ -14,8 +14,9 @@ import type { CallContext } from './call-context.js';
 /**
  * What the broker answers an admin-style commit (generation -1, no member id) for a group with live
  * members. Kafka 4.1 answers UNKNOWN_MEMBER_ID (25) for every partition, both for a stable classic group
- * (test/integration/kafka-adapter.test.ts, a kafkajs consumer) and for a KIP-848 consumer-protocol group
- * (checked with the Java console consumer). REBALANCE_IN_PROGRESS (27, while a classic group completes a
+ * (a kafkajs consumer) and for a KIP-848 consumer-protocol group (the Java console consumer with
+ * group.protocol=consumer: its coordinator looks the empty member id up among the members and does not
+ * find it); test/integration/kafka-adapter.test.ts checks both. REBALANCE_IN_PROGRESS (27, while a classic group completes a
  * rebalance) and ILLEGAL_GENERATION (22) likewise only occur when the group has members.
  */
 const GROUP_ACTIVE_CODES: ReadonlySet<number> = new Set([

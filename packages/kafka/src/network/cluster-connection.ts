@@ -1,34 +1,38 @@
 // One kafkajs Cluster the adapter sends through: connected once (a failed attempt may be repeated), its
 // brokers' Metadata kept lenient whenever kafkajs may have added brokers, and calls that any broker can
-// answer.
-import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
-import { toOffsetSyncError } from '../kafka-errors.js';
+// answer. Once the adapter began to disconnect (its socket ledger is closed), every way to a broker here
+// rejects with LIFECYCLE before kafkajs could try to open a socket.
+import { ErrorCodes, isOffsetSyncError, OffsetSyncError } from '@offsetsync/contracts';
+import { toOffsetSyncError, type KafkaErrorContext } from '../kafka-errors.js';
 import type { InternalBroker, InternalCluster } from '../protocol/kafkajs-internals.js';
 import { makeBrokerMetadataLenient, ResponseDecodeError } from './send-request.js';
-
-/** The error of every call after the adapter was disconnected. */
-export function closedError(): OffsetSyncError {
-  return new OffsetSyncError('the Kafka adapter was disconnected', { code: ErrorCodes.LIFECYCLE });
-}
+import type { SocketLedger } from './socket-ledger.js';
 
 /** A kafkajs `Cluster` and how the adapter connects it and reaches its brokers. */
 export class ClusterConnection {
   private connecting: Promise<void> | undefined;
 
-  constructor(private readonly cluster: InternalCluster) {}
+  /** @param sockets the ledger of the sockets `cluster` opens (shared by the adapter's clusters) */
+  constructor(
+    private readonly cluster: InternalCluster,
+    private readonly sockets: SocketLedger,
+  ) {}
 
   /**
    * Connects to the cluster and reads its brokers. Every caller gets the same promise; a failed attempt
-   * (rejected as an OffsetSyncError carrying `details`) is forgotten, so the next call tries again.
+   * (rejected as an OffsetSyncError carrying `details`) is forgotten, so the next call tries again. An
+   * attempt the adapter's disconnect overtook rejects with LIFECYCLE.
    */
   connect(details?: Record<string, unknown>): Promise<void> {
     this.connecting ??= (async () => {
       try {
+        this.sockets.assertOpen();
         await this.cluster.connect();
         await this.refreshBrokers();
+        this.sockets.assertOpen();
       } catch (error: unknown) {
         this.connecting = undefined;
-        throw toOffsetSyncError(error, { operation: 'connect', details });
+        throw this.failure(error, { operation: 'connect', details });
       }
     })();
     return this.connecting;
@@ -55,8 +59,13 @@ export class ClusterConnection {
 
   /** Lets kafkajs read the broker list (host and port of every node id) again. */
   async refreshBrokers(): Promise<void> {
+    this.sockets.assertOpen();
     this.makeLenient();
-    await this.cluster.refreshMetadata();
+    try {
+      await this.cluster.refreshMetadata();
+    } catch (error: unknown) {
+      throw this.failure(error);
+    }
     this.makeLenient();
   }
 
@@ -66,13 +75,24 @@ export class ClusterConnection {
   }
 
   /** The connected broker of `nodeId` (kafkajs reads the broker list again when it does not know it). */
-  findBroker(nodeId: number | string): Promise<InternalBroker> {
-    return this.cluster.findBroker({ nodeId });
+  async findBroker(nodeId: number | string): Promise<InternalBroker> {
+    this.sockets.assertOpen();
+    try {
+      return await this.cluster.findBroker({ nodeId });
+    } catch (error: unknown) {
+      throw this.failure(error);
+    }
   }
 
   /** The group's coordinator (kafkajs' FindCoordinator, with kafkajs' retries) and its node id if known. */
   async findGroupCoordinator(groupId: string): Promise<{ broker: InternalBroker; nodeId?: string }> {
-    const broker = await this.cluster.findGroupCoordinator({ groupId });
+    this.sockets.assertOpen();
+    let broker: InternalBroker;
+    try {
+      broker = await this.cluster.findGroupCoordinator({ groupId });
+    } catch (error: unknown) {
+      throw this.failure(error);
+    }
     const nodeId = Object.entries(this.cluster.brokerPool.brokers).find(([, b]) => b === broker)?.[0];
     return nodeId === undefined ? { broker } : { broker, nodeId };
   }
@@ -90,6 +110,8 @@ export class ClusterConnection {
           return await call(await this.findBroker(nodeId));
         } catch (error: unknown) {
           if (error instanceof ResponseDecodeError) throw toOffsetSyncError(error, { operation });
+          // Once disconnecting, no other broker will do.
+          if (this.sockets.closed) throw this.failure(error);
           lastError = error;
         }
       }
@@ -103,5 +125,19 @@ export class ClusterConnection {
       }
     }
     throw toOffsetSyncError(lastError, { operation });
+  }
+
+  /**
+   * What a failure of kafkajs becomes: LIFECYCLE (the failure its cause) once the adapter began to
+   * disconnect, since kafkajs then fails for want of a socket the ledger refused; else, with a `context`,
+   * its OffsetSyncError, or else the failure unchanged.
+   */
+  private failure(error: unknown, context?: KafkaErrorContext): unknown {
+    if (this.sockets.closed) {
+      return isOffsetSyncError(error) && error.code === ErrorCodes.LIFECYCLE
+        ? error
+        : this.sockets.refusal(error);
+    }
+    return context === undefined ? error : toOffsetSyncError(error, context);
   }
 }

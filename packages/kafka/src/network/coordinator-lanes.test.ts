@@ -26,7 +26,7 @@ describe('coordinator routing against a fake broker', () => {
     const { cluster, adapter } = await adapterOnFakeCluster();
     cluster.createTopic('t', { partitions: 2 });
     // Finds and remembers coordinator 0.
-    expect(await adapter.describeGroup('g')).toEqual({ state: 'Dead', protocolType: '', memberCount: 0 });
+    expect(await adapter.describeGroup('g')).toMatchObject({ state: 'Dead', memberCount: 0 });
 
     cluster.moveCoordinator('g', 1);
     const mark = cluster.requests.length;
@@ -76,11 +76,7 @@ describe('coordinator routing against a fake broker', () => {
     const { cluster, adapter } = await adapterOnFakeCluster();
     cluster.inject({ api: 'FindCoordinator', error: 15, times: 2 });
 
-    expect(await adapter.describeGroup('not-yet')).toEqual({
-      state: 'Dead',
-      protocolType: '',
-      memberCount: 0,
-    });
+    expect(await adapter.describeGroup('not-yet')).toMatchObject({ state: 'Dead', memberCount: 0 });
     const finds = cluster.requests.filter((r) => r.api === 'FindCoordinator');
     expect(finds.map((r) => r.answered)).toEqual([15, 15, 0]);
     // kafkajs' retrier with the adapter's settings: about 100 ms, then about 150-200 ms.

@@ -1,6 +1,6 @@
 // The kafkajs clients of one adapter: the public client for the services' producers and consumers, and
 // the private clusters the adapter sends its own requests through (the first also carries partition
-// requests; one per group lane).
+// requests; one per group lane), whose sockets one ledger keeps.
 import kafkajs, { type Kafka as KafkaClient } from 'kafkajs';
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import { registerCompressionCodecs } from '../compression-codecs.js';
@@ -12,6 +12,7 @@ import {
 import type { KafkaAdapterOptions } from '../types.js';
 import { kafkajsClientConfig } from './client-config.js';
 import { OWN_CLIENT_RETRY } from './retry-policy.js';
+import { SocketLedger } from './socket-ledger.js';
 
 const { Kafka } = kafkajs;
 
@@ -21,6 +22,8 @@ export interface KafkaClients {
   kafka: KafkaClient;
   /** One private cluster per group lane (`groupConnections`, at least one); none connected yet. */
   clusters: InternalCluster[];
+  /** Every socket the private clusters open (not those of {@link kafka}). */
+  sockets: SocketLedger;
 }
 
 /**
@@ -35,7 +38,8 @@ export function createKafkaClients(
   registerCompressionCodecs();
   const config = kafkajsClientConfig(options.cluster, options.clientId, options.logger);
   const kafka = new Kafka(config);
-  const ownClient = new Kafka({ ...config, retry: { ...OWN_CLIENT_RETRY } });
+  const sockets = new SocketLedger();
+  const ownClient = new Kafka({ ...config, retry: { ...OWN_CLIENT_RETRY }, socketFactory: sockets.factory });
   const clusterOptions: ClusterOptions = {
     allowAutoTopicCreation: false,
     metadataMaxAge: metadataMaxAgeMs,
@@ -50,5 +54,5 @@ export function createKafkaClients(
     });
   }
   for (let i = 1; i < lanes; i++) clusters.push(kafkajsInternals().createCluster(ownClient, clusterOptions));
-  return { kafka, clusters };
+  return { kafka, clusters, sockets };
 }

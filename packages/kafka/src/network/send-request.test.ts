@@ -27,6 +27,7 @@ describe('makeBrokerMetadataLenient', () => {
           broker.sent.push(r.request.apiName);
           return r.response.parse(await r.response.decode(Buffer.alloc(0)));
         },
+        getConnection: () => Promise.resolve({}),
       },
       lookupRequest: () => () => ({
         request: { apiKey: 3, apiName: 'Metadata', apiVersion: 6 },

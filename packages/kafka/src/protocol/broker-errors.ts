@@ -6,13 +6,31 @@ import { BrokerErrorCodes, toOffsetSyncError } from '../kafka-errors.js';
 import type { TopicPartition } from '../types.js';
 import { kafkajsInternals } from './kafkajs-internals.js';
 
-/** The error for a broker's error `code` (`KAFKA_BROKER_ERROR`, retryable as kafkajs classifies the code). */
+/** Names of the codes kafkajs 2.2.4 does not know (it knows codes up to 88) that the adapter may meet. */
+const NEWER_CODE_NAMES: ReadonlyMap<number, string> = new Map(
+  Object.entries(BrokerErrorCodes)
+    .filter(([, code]) => code > 88)
+    .map(([name, code]) => [code, name]),
+);
+
+/**
+ * The error for a broker's error `code` (`KAFKA_BROKER_ERROR`, retryable as kafkajs classifies the code).
+ * A code kafkajs does not know keeps its number in `details.brokerCode` (kafkajs would say -99) and is not
+ * retryable.
+ */
 export function brokerError(
   code: number,
   operation: string,
   details: Record<string, unknown>,
 ): OffsetSyncError {
-  return toOffsetSyncError(kafkajsInternals().createErrorFromCode(code), { operation, details });
+  const known = kafkajsInternals().createErrorFromCode(code) as Error & { type?: unknown };
+  if (known.type !== 'KAFKAJS_UNKNOWN_ERROR_CODE') return toOffsetSyncError(known, { operation, details });
+  const name = NEWER_CODE_NAMES.get(code) ?? `UNKNOWN_ERROR_CODE_${code}`;
+  return new OffsetSyncError(`${operation} failed: broker error ${name} (${code})`, {
+    code: ErrorCodes.KAFKA_BROKER_ERROR,
+    retryable: false,
+    details: { ...details, brokerError: name, brokerCode: code },
+  });
 }
 
 /**

@@ -34,6 +34,14 @@ describe('kafkajs internals the adapter relies on', () => {
     // lookupRequest and connectionPool are set per instance; the integration tests use them.
   });
 
+  it('give ConnectionPools that connect through getConnection, whose connects the adapter shares', () => {
+    const ConnectionPool = createRequire(import.meta.url)('kafkajs/src/network/connectionPool.js') as {
+      prototype: Record<string, unknown>;
+    };
+    expect(typeof ConnectionPool.prototype.getConnection).toBe('function');
+    expect(typeof ConnectionPool.prototype.send).toBe('function');
+  });
+
   it('give the request definitions and API keys used', () => {
     const { apis } = kafkajsInternals();
     expect(Object.fromEntries(Object.entries(apis).map(([name, api]) => [name, api.apiKey]))).toEqual({
@@ -44,6 +52,11 @@ describe('kafkajs internals the adapter relies on', () => {
       OffsetFetch: 9,
       DescribeGroups: 15,
     });
+  });
+
+  it('wrap bytes in the Encoder that a request encode() must return', () => {
+    const encoder = kafkajsInternals().encoderOf(Buffer.from([1, 2, 3])) as { buffer: Buffer };
+    expect(encoder.buffer).toEqual(Buffer.from([1, 2, 3]));
   });
 
   it('turn a protocol error code into an error with its type and retriability', () => {

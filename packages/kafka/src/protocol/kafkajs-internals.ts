@@ -36,14 +36,23 @@ export interface ProtocolResponse {
 
 /** A request as kafkajs' request definitions build it. */
 export interface ProtocolRequest {
-  request: { apiKey: number; apiName: string; apiVersion: number };
+  request: { apiKey: number; apiName: string; apiVersion: number; encode?(): Promise<unknown> };
   response: ProtocolResponse;
   requestTimeout?: number;
 }
 
+/** kafkajs `ConnectionPool` (src/network/connectionPool.js): the parts used or replaced. */
+export interface InternalConnectionPool {
+  host: string;
+  port: number;
+  send(request: ProtocolRequest): Promise<unknown>;
+  /** The pool's connection `index` (0: requests, 1: Fetch), connected first when it is not. */
+  getConnection(index?: number): Promise<unknown>;
+}
+
 /** kafkajs `Broker` (src/broker/index.js): the parts used. */
 export interface InternalBroker {
-  connectionPool: { host: string; port: number; send(request: ProtocolRequest): Promise<unknown> };
+  connectionPool: InternalConnectionPool;
   lookupRequest(apiKey: number, definition: unknown): (args: object) => ProtocolRequest;
   metadata: (topics: string[]) => Promise<unknown>;
   disconnect(): Promise<void>;
@@ -84,6 +93,8 @@ export interface KafkajsInternals {
   apis: Record<ApiName, { apiKey: number; definition: unknown }>;
   /** kafkajs' error for a protocol error code (type name, retriable flag). */
   createErrorFromCode(code: number): Error;
+  /** `bytes` as the kafkajs `Encoder` a request's `encode()` must return (for protocol/flexible-api.ts). */
+  encoderOf(bytes: Buffer): unknown;
 }
 
 let internals: KafkajsInternals | undefined;
@@ -118,11 +129,19 @@ export function kafkajsInternals(): KafkajsInternals {
   }
   if (typeof errorModule.createErrorFromCode !== 'function') throw internalsChanged('createErrorFromCode');
   const createErrorFromCode = errorModule.createErrorFromCode as (code: number) => Error;
+  // The connection appends what encode() returns to the request header with writeEncoder, which takes
+  // only an Encoder (it reads its `buf`).
+  const Encoder = require('kafkajs/src/protocol/encoder.js') as unknown;
+  const writeBuffer: unknown =
+    typeof Encoder === 'function' ? (Encoder.prototype as Record<string, unknown>).writeBuffer : undefined;
+  if (typeof writeBuffer !== 'function') throw internalsChanged('Encoder.writeBuffer');
+  const EncoderClass = Encoder as new () => { writeBuffer(bytes: Buffer): unknown };
 
   internals = {
     version: typeof pkg.version === 'string' ? pkg.version : 'unknown',
     apis,
     createErrorFromCode: (code) => createErrorFromCode(code),
+    encoderOf: (bytes) => new EncoderClass().writeBuffer(bytes),
     createCluster(kafka, options) {
       const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === CREATE_CLUSTER_SYMBOL);
       const factory: unknown = symbol === undefined ? undefined : Reflect.get(kafka, symbol);
@@ -146,10 +165,14 @@ export function kafkajsInternals(): KafkajsInternals {
   return internals;
 }
 
-/** `broker`, after checking that it has the two members requests are sent through. */
+/** `broker`, after checking that it has the members requests are sent and connected through. */
 export function checkBroker(broker: InternalBroker): InternalBroker {
-  if (typeof broker.lookupRequest !== 'function' || typeof broker.connectionPool?.send !== 'function') {
-    throw internalsChanged('Broker.lookupRequest / Broker.connectionPool.send');
+  if (
+    typeof broker.lookupRequest !== 'function' ||
+    typeof broker.connectionPool?.send !== 'function' ||
+    typeof broker.connectionPool.getConnection !== 'function'
+  ) {
+    throw internalsChanged('Broker.lookupRequest / Broker.connectionPool.send / getConnection');
   }
   return broker;
 }

@@ -77,5 +77,11 @@ export interface OffsetFetchResponse {
 }
 
 export interface DescribeGroupsResponse {
-  groups: { errorCode: number; groupId: string; state: string; protocolType: string; members: unknown[] }[];
+  groups: {
+    errorCode: number;
+    groupId: string;
+    state: string;
+    protocolType: string;
+    members: { memberId: string; clientId: string; clientHost: string }[];
+  }[];
 }

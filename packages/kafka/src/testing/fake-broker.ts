@@ -22,13 +22,19 @@ export const FakeApis = {
   OffsetFetch: 9,
   FindCoordinator: 10,
   DescribeGroups: 15,
+  ListGroups: 16,
   ApiVersions: 18,
+  ConsumerGroupDescribe: 69,
 } as const;
 
 /** One of the APIs the fake answers. */
 export type FakeApiName = keyof typeof FakeApis;
 
-/** The versions the fake speaks (one per API; ApiVersions 0-2, which kafkajs probes from the top). */
+/**
+ * The versions the fake speaks (one per API; ApiVersions 0-2, which kafkajs probes from the top). ListGroups
+ * and ConsumerGroupDescribe are the flexible versions the adapter encodes itself; a cluster started with
+ * `kip848: false` offers neither, as a broker before Kafka 3.7 would not.
+ */
 const VERSIONS: Readonly<Record<number, { min: number; max: number }>> = {
   [FakeApis.Fetch]: { min: 4, max: 4 },
   [FakeApis.ListOffsets]: { min: 2, max: 2 },
@@ -37,8 +43,12 @@ const VERSIONS: Readonly<Record<number, { min: number; max: number }>> = {
   [FakeApis.OffsetFetch]: { min: 3, max: 3 },
   [FakeApis.FindCoordinator]: { min: 1, max: 1 },
   [FakeApis.DescribeGroups]: { min: 1, max: 1 },
+  [FakeApis.ListGroups]: { min: 5, max: 5 },
   [FakeApis.ApiVersions]: { min: 0, max: 2 },
+  [FakeApis.ConsumerGroupDescribe]: { min: 0, max: 0 },
 };
+
+const KIP_848_APIS: ReadonlySet<number> = new Set([FakeApis.ListGroups, FakeApis.ConsumerGroupDescribe]);
 
 /** The first flexible version of each API: from there on requests carry header v2 (tagged fields). */
 const FIRST_FLEXIBLE: Readonly<Record<number, number>> = {
@@ -49,7 +59,9 @@ const FIRST_FLEXIBLE: Readonly<Record<number, number>> = {
   [FakeApis.OffsetFetch]: 6,
   [FakeApis.FindCoordinator]: 3,
   [FakeApis.DescribeGroups]: 5,
+  [FakeApis.ListGroups]: 3,
   [FakeApis.ApiVersions]: 3,
+  [FakeApis.ConsumerGroupDescribe]: 0,
 };
 
 /** Whether `apiVersion` of `apiKey` is a flexible version. */
@@ -99,6 +111,21 @@ interface Committed {
   metadata: string | null;
 }
 
+/** A live member of a fake group. */
+export interface FakeMember {
+  memberId: string;
+  clientId: string;
+  clientHost: string;
+  /** Owned partitions (consumer-protocol groups only). */
+  assignment?: { topic: string; partitions: number[] }[];
+}
+
+/** A group of the fake with members, or of a type other than classic. */
+export interface FakeGroup {
+  type: 'classic' | 'consumer' | 'share';
+  members: FakeMember[];
+}
+
 /** What a handler answers: the response body and its most telling error code. */
 interface Answer {
   body: Buffer;
@@ -129,13 +156,24 @@ export class FakeKafkaCluster {
   /** Committed offsets by group, topic and partition. */
   private readonly committed = new Map<string, Map<string, Map<number, Committed>>>();
   private readonly faults: Required<Fault>[] = [];
+  private readonly groups = new Map<string, FakeGroup>();
 
-  private constructor(private readonly brokers: readonly FakeBroker[]) {}
+  private constructor(
+    private readonly brokers: readonly FakeBroker[],
+    private readonly versions: Readonly<Record<number, { min: number; max: number }>>,
+  ) {}
 
-  /** Starts `brokers` brokers (default 2) on free ports of 127.0.0.1. */
-  static async start(options: { brokers?: number } = {}): Promise<FakeKafkaCluster> {
+  /**
+   * Starts `brokers` brokers (default 2) on free ports of 127.0.0.1; with `kip848: false` they offer
+   * neither ListGroups v5 nor ConsumerGroupDescribe.
+   */
+  static async start(options: { brokers?: number; kip848?: boolean } = {}): Promise<FakeKafkaCluster> {
     const nodes: FakeBroker[] = [];
-    const cluster = new FakeKafkaCluster(nodes);
+    const versions =
+      options.kip848 === false
+        ? Object.fromEntries(Object.entries(VERSIONS).filter(([key]) => !KIP_848_APIS.has(Number(key))))
+        : VERSIONS;
+    const cluster = new FakeKafkaCluster(nodes, versions);
     for (let nodeId = 0; nodeId < (options.brokers ?? 2); nodeId++) {
       nodes.push(await FakeBroker.listen(nodeId, cluster));
     }
@@ -150,6 +188,12 @@ export class FakeKafkaCluster {
   /** How many connections broker `nodeId` has accepted so far. */
   connections(nodeId: number): number {
     return this.broker(nodeId).accepted;
+  }
+
+  /** How many connections the brokers hold open now (all brokers, or only `nodeId`), as the server sees them. */
+  openConnections(nodeId?: number): number {
+    const brokers = nodeId === undefined ? this.brokers : [this.broker(nodeId)];
+    return brokers.reduce((sum, b) => sum + b.open, 0);
   }
 
   /** The requests received since `mark` (an earlier `requests.length`), as `api@node:answered` strings. */
@@ -180,6 +224,11 @@ export class FakeKafkaCluster {
     this.coordinators.set(groupId, nodeId);
   }
 
+  /** Makes the group one of `group.type` with `group.members` (none: an empty group of that type). */
+  setGroup(groupId: string, group: FakeGroup): void {
+    this.groups.set(groupId, group);
+  }
+
   /** The offsets committed for a group, as `topic-partition -> offset`. */
   committedOffsets(groupId: string): Record<string, number> {
     const offsets: Record<string, number> = {};
@@ -203,7 +252,7 @@ export class FakeKafkaCluster {
   handle(nodeId: number, frame: Buffer): Buffer | 'drop' {
     const header = parseRequestHeader(frame, requestHeaderVersion);
     const api = apiName(header.apiKey);
-    const versions = VERSIONS[header.apiKey];
+    const versions = this.versions[header.apiKey];
     if (api === undefined || versions === undefined) {
       throw new Error(`API key ${header.apiKey} is not spoken by the fake`);
     }
@@ -254,7 +303,7 @@ export class FakeKafkaCluster {
   ): Answer {
     switch (api) {
       case 'ApiVersions':
-        return apiVersionsAnswer(version);
+        return apiVersionsAnswer(version, this.versions);
       case 'Metadata':
         return this.metadata(body, fault);
       case 'FindCoordinator':
@@ -269,6 +318,10 @@ export class FakeKafkaCluster {
         return this.offsetFetch(nodeId, body, fault);
       case 'DescribeGroups':
         return this.describeGroups(nodeId, body, fault);
+      case 'ListGroups':
+        return this.listGroups(nodeId, body, fault);
+      case 'ConsumerGroupDescribe':
+        return this.consumerGroupDescribe(nodeId, body, fault);
     }
   }
 
@@ -426,7 +479,10 @@ export class FakeKafkaCluster {
     return { body: w.build(), errorCode: code };
   }
 
-  /** DescribeGroups v1: group ids. */
+  /**
+   * DescribeGroups v1: group ids. Groups of other types than classic are Dead to it, as Kafka 4.1
+   * answers for consumer-protocol groups.
+   */
   private describeGroups(nodeId: number, body: KafkaReader, fault: number | undefined): Answer {
     const groupIds = readArray(body, (r) => r.string()) ?? [];
     const w = new KafkaWriter().int32(0);
@@ -434,11 +490,105 @@ export class FakeKafkaCluster {
     writeArray(w, groupIds, (groupId) => {
       const code = fault ?? this.coordinatorError(nodeId, groupId);
       errorCode ||= code;
-      const state = code !== 0 ? '' : this.committed.has(groupId) ? 'Empty' : 'Dead';
-      w.int16(code).nullableString(groupId).nullableString(state).nullableString('').nullableString('');
-      w.int32(0); // no members
+      const group = this.groups.get(groupId);
+      const classic = group === undefined || group.type === 'classic';
+      const members = code === 0 && classic ? (group?.members ?? []) : [];
+      const state = code !== 0 ? '' : classic ? this.stateOf(groupId) : 'Dead';
+      const protocolType = members.length > 0 ? 'consumer' : '';
+      w.int16(code).nullableString(groupId).nullableString(state).nullableString(protocolType);
+      w.nullableString(members.length > 0 ? 'range' : '');
+      writeArray(w, members, (m) => {
+        w.nullableString(m.memberId).nullableString(m.clientId).nullableString(m.clientHost);
+        w.int32(0).int32(0); // empty member metadata and assignment bytes
+      });
     });
     return { body: w.build(), errorCode };
+  }
+
+  /**
+   * ListGroups v5: states filter, types filter (compact arrays of compact strings), tagged fields. Lists
+   * the groups this broker coordinates: those set with setGroup and those with commits (classic).
+   */
+  private listGroups(nodeId: number, body: KafkaReader, fault: number | undefined): Answer {
+    const states = new Set(body.compactArray((r) => r.compactString().toLowerCase()));
+    const types = new Set(body.compactArray((r) => r.compactString().toLowerCase()));
+    body.taggedFields();
+    const ids = [...new Set([...this.committed.keys(), ...this.groups.keys()])].filter(
+      (id) => this.coordinatorOf(id) === nodeId,
+    );
+    const listed = ids
+      .map((groupId) => ({
+        groupId,
+        type: this.groups.get(groupId)?.type ?? 'classic',
+        state: this.stateOf(groupId),
+      }))
+      .filter(
+        (g) =>
+          (types.size === 0 || types.has(g.type)) && (states.size === 0 || states.has(g.state.toLowerCase())),
+      );
+    const w = new KafkaWriter().int32(0).int16(fault ?? 0);
+    w.compactArray(fault === undefined ? listed : [], (g) => {
+      w.compactNullableString(g.groupId).compactNullableString(g.type === 'share' ? 'share' : 'consumer');
+      w.compactNullableString(g.state).compactNullableString(g.type).taggedFields();
+    });
+    w.taggedFields();
+    return { body: w.build(), errorCode: fault ?? 0 };
+  }
+
+  /**
+   * ConsumerGroupDescribe v0: group ids (compact), include authorized operations, tagged fields. Groups
+   * of other types are GROUP_ID_NOT_FOUND, as Kafka answers.
+   */
+  private consumerGroupDescribe(nodeId: number, body: KafkaReader, fault: number | undefined): Answer {
+    const groupIds = body.compactArray((r) => r.compactString());
+    body.boolean();
+    body.taggedFields();
+    const w = new KafkaWriter().int32(0);
+    let errorCode = 0;
+    w.compactArray(groupIds, (groupId) => {
+      const group = this.groups.get(groupId);
+      const code =
+        fault ??
+        (this.coordinatorError(nodeId, groupId) ||
+          (group?.type === 'consumer' ? 0 : BrokerErrorCodes.GROUP_ID_NOT_FOUND));
+      errorCode ||= code;
+      const members = code === 0 ? (group?.members ?? []) : [];
+      w.int16(code)
+        .compactNullableString(code === 0 ? null : 'not a consumer group')
+        .compactNullableString(groupId);
+      w.compactNullableString(code === 0 ? this.stateOf(groupId) : '')
+        .int32(1)
+        .int32(1);
+      w.compactNullableString('uniform');
+      w.compactArray(members, (m) => {
+        w.compactNullableString(m.memberId).compactNullableString(null).compactNullableString(null).int32(1);
+        w.compactNullableString(m.clientId).compactNullableString(m.clientHost);
+        w.compactArray(
+          (m.assignment ?? []).map((a) => a.topic),
+          (t) => w.compactNullableString(t),
+        );
+        w.compactNullableString(null);
+        for (let i = 0; i < 2; i++) {
+          // assignment, then target assignment
+          w.compactArray(m.assignment ?? [], (a) => {
+            w.raw(Buffer.alloc(16, 1)).compactNullableString(a.topic);
+            w.compactArray(a.partitions, (p) => w.int32(p)).taggedFields();
+          });
+          w.taggedFields();
+        }
+        w.taggedFields();
+      });
+      w.int32(-2147483648).taggedFields();
+    });
+    w.taggedFields();
+    return { body: w.build(), errorCode };
+  }
+
+  /** The state of a group as the fake reports it: Stable with members, Empty with commits, else Dead. */
+  private stateOf(groupId: string): string {
+    const group = this.groups.get(groupId);
+    if (group !== undefined && group.members.length > 0) return 'Stable';
+    return group !== undefined || this.committed.has(groupId) ? 'Empty' : 'Dead';
   }
 
   private leaderError(nodeId: number, state: PartitionState | undefined): number {
@@ -467,6 +617,11 @@ export class FakeKafkaCluster {
 class FakeBroker {
   accepted = 0;
   private readonly sockets = new Set<Socket>();
+
+  /** Connections accepted and not closed yet. */
+  get open(): number {
+    return this.sockets.size;
+  }
 
   private constructor(
     readonly nodeId: number,
@@ -520,9 +675,12 @@ function apiName(apiKey: number): FakeApiName | undefined {
 }
 
 /** ApiVersions v0-v2: error code, [api key, min, max], and (v1+) the throttle time. */
-function apiVersionsAnswer(version: number): Answer {
+function apiVersionsAnswer(
+  version: number,
+  versions: Readonly<Record<number, { min: number; max: number }>>,
+): Answer {
   const w = new KafkaWriter().int16(0);
-  writeArray(w, Object.entries(VERSIONS), ([key, v]) => w.int16(Number(key)).int16(v.min).int16(v.max));
+  writeArray(w, Object.entries(versions), ([key, v]) => w.int16(Number(key)).int16(v.min).int16(v.max));
   if (version >= 1) w.int32(0);
   return { body: w.build(), errorCode: 0 };
 }

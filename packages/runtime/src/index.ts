@@ -12,6 +12,7 @@ export {
 } from './config/schema.js';
 export { loadConfig } from './config/load-config.js';
 export { parseDuration } from './config/duration.js';
+export { compileFilterPattern } from './config/filter-pattern.js';
 export { ENV_PREFIX } from './config/env-names.js';
 export { resolveEnvName } from './config/env-overrides.js';
 export { describeConfigSchema, type ConfigFieldDescription } from './config/describe-config.js';

@@ -81,6 +81,7 @@ describe('loadConfig', () => {
       sessionTimeoutMs: 30_000,
       publishConcurrency: 500,
       anchorCacheSize: 100_000,
+      distinctCheckRecords: 400,
     });
     expect(config.translator).toMatchObject({
       target: 'target-a',
@@ -274,6 +275,19 @@ committer: { target: dst, batchMaxWaitMs: 20ms }
     });
     expect(problems.map((p) => p.path)).toEqual(['collector.groups.include.1', 'collector.topics.exclude.0']);
     expect(problems[0]?.message).toMatch(/Invalid regular expression/);
+  });
+
+  it('refuses a filter pattern that compiles only without the flags the collector compiles it with', () => {
+    // `orders\-eu` and `a]` are valid without the Unicode flag and invalid with it.
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        clusters: { src: { bootstrapServers: ['h:1'] } },
+        collector: { cluster: 'src', groups: { include: ['a]'] }, topics: { include: ['orders\\-eu'] } },
+      },
+    });
+    expect(problems.map((p) => p.path)).toEqual(['collector.groups.include.0', 'collector.topics.include.0']);
+    expect(() => new RegExp('orders\\-eu')).not.toThrow();
   });
 
   it('checks that sections and links name known clusters', () => {

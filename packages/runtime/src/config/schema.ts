@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { durationMs } from './duration.js';
+import { compileFilterPattern } from './filter-pattern.js';
 
 /**
  * The configuration schema. This one definition is both the TypeScript type ({@link OffsetSyncConfig}) and
@@ -38,10 +39,10 @@ function isHostPort(value: string): boolean {
   return port >= 1 && port <= 65535;
 }
 
-/** A regular expression given as its source text; must compile. */
+/** A filter pattern given as its source text; must compile with the flags the collector uses. */
 const regexSource = z.string().superRefine((source, ctx) => {
   try {
-    new RegExp(source);
+    compileFilterPattern(source);
   } catch (e: unknown) {
     const reason = e instanceof Error ? e.message : String(e);
     ctx.addIssue({ code: 'custom', message: reason, input: source });
@@ -221,6 +222,16 @@ const collectorSchema = z
     anchorCacheSize: doc(positiveInt.default(100_000), {
       description: 'Entries of the anchor lookup cache.',
     }),
+    /**
+     * Source records on each side of a committed offset checked for identical records (same timestamp,
+     * key and value). Translators recognise a replicator's rewrite of a run only within this distance.
+     * Default: `400` (twice the translator's default duplicate window); at most `100000`; `0` turns the
+     * check off.
+     */
+    distinctCheckRecords: doc(z.number().int().min(0).max(100_000).default(400), {
+      description:
+        'Source records on each side of a committed offset checked for identical records (same timestamp, key and value). Translators recognise a run a replicator wrote twice only within this distance; 0 turns the check off (such translations are then INEXACT).',
+    }),
   })
   .strict()
   .transform((collector) => ({
@@ -234,9 +245,19 @@ const translatorSchema = z
     target: doc(clusterAlias, {
       description: 'Alias of the target cluster this translator translates offsets for.',
     }),
-    /** Offsets probed on each side of the predicted counterpart. Default: `16`. */
+    /** Offsets on each side of where a timestamp bisection lands that a guided scan starts from. Default: `16`. */
     probeWindow: doc(z.number().int().min(0).default(16), {
-      description: 'Offsets probed on each side of the offset predicted from the last exact translation.',
+      description:
+        'Offsets before the point a timestamp bisection lands on that the scan for a not-yet-replicated record starts from.',
+    }),
+    /**
+     * Records read after the first copy of an anchor for later copies (runs an at-least-once replicator
+     * wrote twice), and before the search's floor to recognise a rewrite of consumed records. Default:
+     * `200`; at most `100000`.
+     */
+    duplicateWindow: doc(z.number().int().min(0).max(100_000).default(200), {
+      description:
+        'Records read after the first copy of an anchor for later copies (duplicated runs), and before the floor to recognise them. A run written twice further apart than this is not seen.',
     }),
     /** Records scanned forward from the timestamp lookup before giving up on an exact match. Default: `5000`. */
     scanLimit: doc(positiveInt.default(5_000), {
@@ -258,6 +279,22 @@ const translatorSchema = z
     }),
     /** Entries of the translation cache. Default: `100000`. */
     cacheSize: doc(positiveInt.default(100_000), { description: 'Entries of the translation cache.' }),
+    /**
+     * Bytes of target records kept between translations, so that commits of one partition do not each
+     * read and decode the same records again (checked against the target before use). Default: `67108864`
+     * (64 MiB); `0` keeps none.
+     */
+    recordCacheBytes: doc(
+      z
+        .number()
+        .int()
+        .min(0)
+        .default(64 * 1024 * 1024),
+      {
+        description:
+          'Bytes of target records kept between translations (checked against the target before use); 0 keeps none.',
+      },
+    ),
   })
   .strict();
 

@@ -10,5 +10,17 @@ export {
 } from './provisioning.js';
 export { BatchConsumer } from './batch-consumer.js';
 export { publishAll, type StreamMessage } from './publish-all.js';
-export { JetStreamApiError, JetStreamPublisher, WRONG_LAST_SEQUENCE } from './jetstream-publisher.js';
+export {
+  LastOnSubject,
+  publishNewest,
+  type NewestOutcome,
+  type RankedMessage,
+  type SubjectOrder,
+} from './publish-newest.js';
+export {
+  JetStreamApiError,
+  JetStreamPublisher,
+  WRONG_LAST_SEQUENCE,
+  type StoredMessage,
+} from './jetstream-publisher.js';
 export { KvCasStore } from './kv-cas-store.js';

@@ -433,7 +433,13 @@ describe('collector', () => {
 
   it('refuses a bad config with every problem listed and a non-zero exit code', async () => {
     const config = testConfig(testbed, {
-      collector: { cluster: 'nowhere', fetchMaxWaitMs: '10 minutes', groups: { include: ['(unclosed'] } },
+      collector: {
+        cluster: 'nowhere',
+        fetchMaxWaitMs: '10 minutes',
+        groups: { include: ['(unclosed'] },
+        // Compiles without the Unicode flag only: refused at the config check, not when the filter is built.
+        topics: { include: ['orders\\-eu'] },
+      },
     });
     const collector = await startService('collector', config);
     expect(await collector.exited).toBe(2);
@@ -441,5 +447,6 @@ describe('collector', () => {
     expect(output).toContain('collector.cluster');
     expect(output).toContain('collector.fetchMaxWaitMs');
     expect(output).toContain('collector.groups.include.0');
+    expect(output).toContain('collector.topics.include.0');
   });
 });

@@ -9,6 +9,8 @@ interface Entry {
   offset: number;
   data: boolean;
   timestampMs: number;
+  /** Content digest; records with the same one (and timestamp) are identical. Default: per offset. */
+  fingerprint?: string;
 }
 
 interface Log {
@@ -22,7 +24,7 @@ function record(entry: Entry): SourceRecord {
     offset: entry.offset,
     timestampMs: entry.timestampMs,
     timestampType: 'create-time',
-    fingerprint: `fp-${entry.offset}`,
+    fingerprint: entry.fingerprint ?? `fp-${entry.offset}`,
     keySize: 1,
     valueSize: 1,
   };
@@ -264,5 +266,65 @@ describe('anchor resolver', () => {
     ).rejects.toMatchObject({
       code: ErrorCodes.KAFKA_UNREACHABLE,
     });
+  });
+
+  it('says how far around each commit the source records are distinct, reading past what the anchors need', async () => {
+    const entries: Entry[] = Array.from({ length: 40 }, (_, offset) => ({
+      offset,
+      data: offset !== 20,
+      timestampMs: 9,
+      // 26 is a retried send of 25; everything else is distinct.
+      fingerprint: offset === 26 ? 'fp-25' : `fp-${offset}`,
+    }));
+    const source = new MemorySource(single({ logStartOffset: 0, highWatermark: 40, entries }), 4);
+    const resolver = new AnchorResolver(source, { cacheSize: 10, distinctCheckRecords: 8 });
+    const [far, near, atEnd] = await resolver.resolve([
+      { topic: 't', partition: 0, offset: 10 },
+      { topic: 't', partition: 0, offset: 23 },
+      { topic: 't', partition: 0, offset: 38 },
+    ]);
+    // Nothing identical within 8 records of 10; 25 and 26 are the 3rd and 4th data records from 23.
+    expect(far?.distinctAround).toBe(8);
+    expect(near?.distinctAround).toBe(3);
+    // Only 2 records after 38 were there to check.
+    expect(atEnd?.distinctAround).toBe(2);
+    // Off by default.
+    const [unchecked] = await new AnchorResolver(source, { cacheSize: 10 }).resolve([
+      { topic: 't', partition: 0, offset: 10 },
+    ]);
+    expect(unchecked?.distinctAround).toBe(0);
+  });
+
+  it('finds the same distinct_around for commits checked together, sharing reads, as for each alone', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 80 }), { minLength: 1, maxLength: 50 }),
+        fc.array(fc.integer({ min: 0, max: 55 }), { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 12 }),
+        async (contents, offsets, limit) => {
+          const entries: Entry[] = contents.map((content, offset) => ({
+            offset,
+            data: true,
+            timestampMs: 9,
+            // Some identical records, far apart and near.
+            fingerprint: `fp-${content}`,
+          }));
+          const logs = () => single({ logStartOffset: 0, highWatermark: contents.length, entries });
+          const commits = offsets.map((offset) => ({ topic: 't', partition: 0, offset }));
+          const together = await new AnchorResolver(new MemorySource(logs(), 3), {
+            cacheSize: 100,
+            distinctCheckRecords: limit,
+          }).resolve(commits);
+          for (const [i, commit] of commits.entries()) {
+            const [alone] = await new AnchorResolver(new MemorySource(logs(), 3), {
+              cacheSize: 100,
+              distinctCheckRecords: limit,
+            }).resolve([commit]);
+            expect(together[i]?.distinctAround).toBe(alone?.distinctAround);
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -7,6 +7,7 @@
 // results below the high watermark are cached: those records never change.
 import { AnchorStatus, TimestampType, type Anchor, type OffsetSyncError } from '@offsetsync/contracts';
 import { type PartitionBounds, type TopicPartition } from '@offsetsync/kafka';
+import { distinctAround } from './distinct-neighbourhood.js';
 
 /** A data record as the resolver needs it. */
 export interface SourceRecord {
@@ -39,6 +40,8 @@ export interface AnchorResolution {
   nextRecord?: Anchor;
   logStartOffset: number;
   logEndOffset: number;
+  /** How far around the committed offset the source records are distinct (see distinct-neighbourhood.ts). */
+  distinctAround: number;
 }
 
 export interface CommitPosition extends TopicPartition {
@@ -67,7 +70,11 @@ function toAnchor(record: SourceRecord): Anchor {
  * records must be read.
  */
 function classifyByBounds(offset: number, bounds: PartitionBounds): AnchorResolution | undefined {
-  const base = { logStartOffset: bounds.logStartOffset, logEndOffset: bounds.highWatermark };
+  const base = {
+    logStartOffset: bounds.logStartOffset,
+    logEndOffset: bounds.highWatermark,
+    distinctAround: 0,
+  };
   if (offset > bounds.highWatermark) {
     return {
       ...base,
@@ -95,7 +102,11 @@ function finishResolution(
     searchedToLogStart: boolean;
   },
 ): AnchorResolution {
-  const base = { logStartOffset: bounds.logStartOffset, logEndOffset: bounds.highWatermark };
+  const base = {
+    logStartOffset: bounds.logStartOffset,
+    logEndOffset: bounds.highWatermark,
+    distinctAround: 0,
+  };
   const lastConsumed = found.lastConsumed === undefined ? undefined : toAnchor(found.lastConsumed);
   const nextRecord = found.nextRecord === undefined ? undefined : toAnchor(found.nextRecord);
   const anchors = {
@@ -244,11 +255,18 @@ export class AnchorResolver {
   private hits = 0;
   private misses = 0;
 
+  private readonly distinctCheckRecords: number;
+
   constructor(
     private readonly source: AnchorRecordSource,
-    options: { cacheSize: number },
+    options: {
+      cacheSize: number;
+      /** Records on each side of a commit checked for identical records (0: not checked). Default: 0. */
+      distinctCheckRecords?: number;
+    },
   ) {
     this.cache = new LruCache(options.cacheSize);
+    this.distinctCheckRecords = options.distinctCheckRecords ?? 0;
   }
 
   get stats(): { hits: number; misses: number; cached: number } {
@@ -306,6 +324,7 @@ export class AnchorResolver {
               : `cannot read the partition: ${bounds.message}`,
           logStartOffset: -1,
           logEndOffset: -1,
+          distinctAround: 0,
         });
         continue;
       }
@@ -354,16 +373,138 @@ export class AnchorResolver {
       });
     }
 
-    for (const search of searches) {
-      resolved.set(
-        commitKey(search.commit),
-        finishResolution(search.commit.offset, search.bounds, {
-          lastConsumed: search.lastConsumed,
-          nextRecord: search.nextRecord,
-          searchedToLogStart: search.searchedToLogStart,
-        }),
-      );
-    }
+    const finished = searches.map((search) => ({
+      search,
+      resolution: finishResolution(search.commit.offset, search.bounds, {
+        lastConsumed: search.lastConsumed,
+        nextRecord: search.nextRecord,
+        searchedToLogStart: search.searchedToLogStart,
+      }),
+    }));
+    await this.checkDistinct(
+      finished.filter((f) => f.resolution.status === AnchorStatus.ANCHOR_STATUS_RESOLVED),
+    );
+    for (const { search, resolution } of finished) resolved.set(commitKey(search.commit), resolution);
     return resolved;
   }
+
+  /**
+   * Reads the records within distinctCheckRecords of each commit and sets how far around it they are
+   * distinct. Commits of one partition close to each other share one read of the records around them all.
+   * A read that fails leaves 0 (nothing is claimed), except a retryable one, which fails the batch.
+   */
+  private async checkDistinct(
+    items: ReadonlyArray<{ search: AnchorSearch; resolution: AnchorResolution }>,
+  ): Promise<void> {
+    const limit = this.distinctCheckRecords;
+    if (limit === 0 || items.length === 0) return;
+    const ranges = items.map(({ search }) => {
+      const c = search.commit.offset;
+      return {
+        search,
+        from: Math.max(search.bounds.logStartOffset, c - limit),
+        until: Math.min(search.bounds.highWatermark, c + limit),
+      };
+    });
+    const reads = mergedReads(ranges);
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const open = reads.filter((r) => !r.done && r.cursor < r.until);
+      if (open.length === 0) break;
+      const answers = await this.source.records(
+        open.map((r) => ({ topic: r.topic, partition: r.partition, offset: r.cursor, until: r.until })),
+      );
+      open.forEach((read, i) => {
+        const answer = answers[i];
+        if (!Array.isArray(answer)) {
+          if (answer?.retryable === true) throw answer;
+          read.done = true;
+          read.failed = true;
+          return;
+        }
+        for (const r of answer) if (r.offset >= read.cursor && r.offset < read.until) read.records.push(r);
+        const last = answer.at(-1);
+        if (last === undefined || last.offset + 1 >= read.until) read.done = true;
+        else read.cursor = last.offset + 1;
+      });
+    }
+    const readOf = new Map(reads.flatMap((read) => read.ranges.map((range) => [range, read] as const)));
+    ranges.forEach((range, i) => {
+      const read = readOf.get(range)!;
+      const records = read.failed ? [] : withinRange(read.records, range.from, range.until);
+      items[i]!.resolution.distinctAround = read.failed
+        ? 0
+        : distinctAround(records, range.search.commit.offset, limit, {
+            fromLogStart: range.from === range.search.bounds.logStartOffset,
+          });
+    });
+  }
+}
+
+interface DistinctRange {
+  search: AnchorSearch;
+  from: number;
+  until: number;
+}
+
+/** One read of a partition's records from `from` to `until`, covering the ranges of several commits. */
+interface MergedRead extends TopicPartition {
+  ranges: DistinctRange[];
+  from: number;
+  until: number;
+  cursor: number;
+  records: SourceRecord[];
+  done: boolean;
+  failed: boolean;
+}
+
+/** The ranges of each partition, overlapping or adjacent ones merged into one read. */
+function mergedReads(ranges: readonly DistinctRange[]): MergedRead[] {
+  const byPartition = new Map<string, DistinctRange[]>();
+  for (const range of ranges) {
+    const key = partitionKey(range.search.commit);
+    const list = byPartition.get(key) ?? [];
+    list.push(range);
+    byPartition.set(key, list);
+  }
+  const reads: MergedRead[] = [];
+  for (const list of byPartition.values()) {
+    list.sort((a, b) => a.from - b.from);
+    let current: MergedRead | undefined;
+    for (const range of list) {
+      if (current !== undefined && range.from <= current.until) {
+        current.until = Math.max(current.until, range.until);
+        current.ranges.push(range);
+        continue;
+      }
+      const { topic, partition } = range.search.commit;
+      current = {
+        topic,
+        partition,
+        ranges: [range],
+        from: range.from,
+        until: range.until,
+        cursor: range.from,
+        records: [],
+        done: false,
+        failed: false,
+      };
+      reads.push(current);
+    }
+  }
+  return reads;
+}
+
+/** The records (in offset order) with offsets from `from` to before `until`. */
+function withinRange(records: readonly SourceRecord[], from: number, until: number): SourceRecord[] {
+  const firstAtOrAfter = (offset: number): number => {
+    let lo = 0;
+    let hi = records.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (records[mid]!.offset < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return records.slice(firstAtOrAfter(from), firstAtOrAfter(until));
 }

@@ -129,7 +129,10 @@ export function createCollectorWorker(context: ServiceContext): CollectorWorker 
     names: context.names,
     source: settings.cluster,
     filter: createCommitFilter(settings),
-    resolver: new AnchorResolver(new KafkaRecordSource(adapter), { cacheSize: settings.anchorCacheSize }),
+    resolver: new AnchorResolver(new KafkaRecordSource(adapter), {
+      cacheSize: settings.anchorCacheSize,
+      distinctCheckRecords: settings.distinctCheckRecords,
+    }),
     publish: (messages) => publishAll(publisher, messages, { concurrency: settings.publishConcurrency }),
     counters,
     logger,

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatCommitMetadata } from '@offsetsync/contracts';
+import { OffsetSyncConfigSchema } from '@offsetsync/runtime';
 import { createCommitFilter, filterRecords } from './commit-filter.js';
 
 const defaults = {
@@ -83,5 +85,30 @@ describe('filterRecords', () => {
     );
     expect(passed.map((p) => p.version.offsetsOffset)).toEqual([1, 9]);
     expect(dropped).toEqual(['group_metadata', 'filtered_own_group', 'filtered_topic', 'coordinator_record']);
+  });
+
+  it('builds from every pattern the config check accepts, and the config check accepts every pattern it builds from', () => {
+    const patterns = fc.oneof(
+      fc.string({
+        unit: fc.constantFrom('a', '-', ']', '[', '\\', '{', '}', '(', ')', 'p', '1', '|', '^', '.'),
+      }),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(patterns, (pattern) => {
+        const checked = OffsetSyncConfigSchema.safeParse({
+          clusters: { src: { bootstrapServers: ['h:1'] } },
+          collector: { cluster: 'src', topics: { include: [pattern] } },
+        });
+        let built = true;
+        try {
+          createCommitFilter({ ...defaults, topics: { include: [pattern], exclude: [] } });
+        } catch {
+          built = false;
+        }
+        expect(checked.success).toBe(built);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 });

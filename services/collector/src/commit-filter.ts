@@ -1,6 +1,6 @@
 // Which commits the collector passes on. Compiled once from config; pure afterwards.
 import { parseCommitMetadata } from '@offsetsync/contracts';
-import { type CollectorConfig } from '@offsetsync/runtime';
+import { compileFilterPattern, type CollectorConfig } from '@offsetsync/runtime';
 import type { VersionedRecord } from './commit-coalescer.js';
 import type { DecodedRecord } from './offsets-topic-decoder.js';
 import type { CollectorOutcome } from './outcome-counters.js';
@@ -16,7 +16,7 @@ export interface CommitFilter {
 }
 
 function compile(sources: readonly string[]): RegExp[] {
-  return sources.map((source) => new RegExp(source, 'u'));
+  return sources.map(compileFilterPattern);
 }
 
 function selected(value: string, include: readonly RegExp[], exclude: readonly RegExp[]): boolean {

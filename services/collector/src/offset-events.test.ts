@@ -46,6 +46,7 @@ function fromCommitted(e: OffsetCommitted): OutgoingEvent {
       ...(e.nextRecord === undefined ? {} : { nextRecord: e.nextRecord }),
       logStartOffset: e.sourceLogStartOffset,
       logEndOffset: e.sourceLogEndOffset,
+      distinctAround: e.distinctAround,
     },
     e.observedAtMs,
   );

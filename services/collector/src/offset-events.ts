@@ -100,6 +100,7 @@ export function committedEvent(
     anchorDetail: resolution.detail,
     sourceLogStartOffset: resolution.logStartOffset,
     sourceLogEndOffset: resolution.logEndOffset,
+    distinctAround: resolution.distinctAround,
     observedAtMs,
   });
   return {

@@ -1,80 +1,60 @@
-// Finds the counterparts of source anchors on a target cluster, many at a time: each round sends one
-// request per broker for every anchor still looking. Every candidate is checked by fingerprint and
-// timestamp, never taken on position alone.
-//   1. delta probe: a small window around source offset + the partition's learned delta (replication
-//      keeps order, so the delta only changes at gaps); this is right even when timestamps are not
-//      monotonic, which defeats the timestamp lookup;
-//   2. timestamp: ListOffsets for the first offset with timestamp >= T (kept -1 means: not arrived),
-//      then a bounded forward scan.
+// Finds where consumer groups resume on a target cluster, many source commits at a time: each round sends
+// one request per broker for every commit still looking. For each commit it reads a window of target
+// records that starts at a floor below which no copy of its anchors can lie, finds the first copy of an
+// anchor in it, reads on until later copies would have shown, and lets resumePoint() decide. Candidates
+// are checked by timestamp, key and value, never taken on position alone.
+//   Floors, best first:
+//   1. learned: the target offset of the first copy of an earlier source record (PositionMemory), once the
+//      record there was read again and still is that copy; right even when timestamps are not monotonic;
+//   2. timestamp: ListOffsets for the first offset with timestamp >= T (kept -1 means: not arrived);
+//   3. the log start, whenever it is above either (retention or DeleteRecords on the target).
+// A found answer is cached, and checked again against the target before it is used.
 import { ErrorCodes, type Anchor, type OffsetSyncError } from '@offsetsync/contracts';
 import type { FetchAnswer, FetchedRecord, KafkaAdapter, TopicPartition } from '@offsetsync/kafka';
-import { recordFingerprint } from '@offsetsync/kafka';
+import type { LearnedPoint } from './position-memory.js';
+import { isCopyOf as matches, resumePoint } from './resume-point.js';
+import { TargetRecords, type CheckedRuns } from './target-records.js';
 import type { Location, TargetBounds } from './translation-plan.js';
 
+/** One source commit to locate: its anchors, and the learned point below them, if any. */
 export interface LocateRequest {
   topic: string;
   partition: number;
-  anchor: Anchor;
-  /** A next-record counterpart is the first copy; a last-consumed one the last of consecutive copies. */
-  role: 'next' | 'last';
-  /** Learned target-minus-source offset delta of the partition, if any. */
-  delta?: number | undefined;
+  /** The record at the committed offset; undefined when the source had none yet. */
+  next?: Anchor | undefined;
+  /** The last record before the committed offset; undefined at the source's log start. */
+  last?: Anchor | undefined;
+  /** The learned point with the greatest source offset below the anchors. */
+  floor?: LearnedPoint | undefined;
+  /** Source records on each side of the commit seen to be distinct (OffsetCommitted.distinctAround). */
+  distinctAround: number;
 }
 
 export interface LocatorOptions {
-  /** Offsets on each side of the predicted position that the probe examines. */
+  /** Offsets on each side of the bisection's landing point that a guided scan starts from. */
   probeWindow: number;
-  /** Records examined by the forward scan before it gives up on an exact match. */
+  /** Records examined from the floor before the search gives up on an exact match. */
   scanLimit: number;
-  /** Found counterparts remembered across calls (records on the target do not move). */
+  /**
+   * Records after the first copy of an anchor that are read for later copies (runs written twice), and
+   * records before the floor that are read to recognise a rewrite of consumed records.
+   */
+  duplicateWindow: number;
+  /** Found answers remembered across calls. */
   cacheSize: number;
+  /** Bytes of target records kept across calls (0 keeps none): see TargetRecords. */
+  recordCacheBytes: number;
 }
 
-type Reader = Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecords'>;
+type Reader = Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecords' | 'topicIds'>;
 
-const MAX_SCAN_ROUNDS = 64;
+const MAX_ROUNDS = 64;
 
-/** Bytes a delta probe asks for per partition (the broker still returns a larger first batch whole). */
-const PROBE_BYTES = 64 * 1024;
+/** Bytes one window read asks for per partition (the broker still returns a larger first batch whole). */
+const WINDOW_READ_BYTES = 128 * 1024;
 
 export function partitionKey(topic: string, partition: number): string {
   return `${partition}\u0000${topic}`;
-}
-
-function matches(record: FetchedRecord, anchor: Anchor): boolean {
-  return (
-    record.timestampMs === anchor.timestampMs &&
-    recordFingerprint(record.key, record.value) === anchor.fingerprint
-  );
-}
-
-/**
- * The counterpart among `records` (in offset order): for a next-record anchor the first match, for a
- * last-consumed anchor the last of the run of consecutive copies that starts at the first match (a
- * replicator that wrote a record twice wrote it back to back). `near` prefers the match closest to it.
- */
-function pickMatch(
-  records: readonly FetchedRecord[],
-  anchor: Anchor,
-  role: 'next' | 'last',
-  near?: number,
-): number | undefined {
-  const hits: number[] = [];
-  records.forEach((record, i) => {
-    if (matches(record, anchor)) hits.push(i);
-  });
-  if (hits.length === 0) return undefined;
-  let first = hits[0]!;
-  if (near !== undefined) {
-    first = hits.reduce(
-      (best, i) => (Math.abs(records[i]!.offset - near) < Math.abs(records[best]!.offset - near) ? i : best),
-      first,
-    );
-  }
-  if (role === 'next') return records[first]!.offset;
-  let end = first;
-  while (end + 1 < records.length && matches(records[end + 1]!, anchor)) end += 1;
-  return records[end]!.offset;
 }
 
 function missing(error: OffsetSyncError): Location {
@@ -82,73 +62,120 @@ function missing(error: OffsetSyncError): Location {
     return { kind: 'topic-missing', detail: 'the topic does not exist on the target yet' };
   if (error.code === ErrorCodes.PARTITION_MISSING)
     return { kind: 'partition-missing', detail: 'the partition does not exist on the target' };
-  return { kind: 'failed', detail: error.message };
+  return { kind: 'failed', detail: error.message, error };
 }
 
-/** Where a request stands after a read failed: missing(), with the error kept for a failed read. */
-function locationOf(error: OffsetSyncError): Location {
-  const location = missing(error);
-  return location.kind === 'failed' ? { ...location, error } : location;
+/** What the locator tells about one commit: where it stands, and whether its learned floor failed. */
+export interface LocateResult {
+  location: Location;
+  /** The learned point did not hold on the target: every point of the partition should be forgotten. */
+  floorFailed: boolean;
 }
 
+/** One commit's search. */
 interface Search {
   request: LocateRequest;
+  bounds?: TargetBounds;
   location?: Location;
-  /** Next offset the scan reads, and the first offset with ts >= T it started from. */
-  cursor?: number;
-  timestampOffset?: number;
+  floorFailed: boolean;
+  /** The floor: no copy of an anchor lies below it. Undefined until known. */
+  floor?: number;
+  method: 'delta-probe' | 'timestamp-scan';
+  /** The records read from max(log start, floor - duplicateWindow) on, without a hole. */
+  window: FetchedRecord[];
+  /** The next offset to read. */
+  cursor: number;
+  /** Records at or after the floor read so far. */
   scanned: number;
-  /** Set while the scan starts from a bisection's landing point rather than the timestamp offset. */
-  guided?: boolean;
-  /** The scan from the bisection's landing point reached the log end without a match. */
-  guidedReachedEnd?: boolean;
+  /** The index in `window` of the first copy of an anchor, once seen. */
+  firstMatch?: number;
+  /** The learned point's record must be checked at this offset before the floor is trusted. */
+  verify?: LearnedPoint;
+  /** Where a guided scan (after a timestamp bisection) reads next; it only tells whether a copy arrived. */
+  guided?: number;
+  /** Where the guided scan started. */
+  guidedFrom?: number;
+  /** The timestamp of the first record read at or after the floor. */
+  floorTimestamp?: number;
 }
 
 function requestKey(r: LocateRequest): string {
-  return `${r.role}\u0000${r.anchor.offset}\u0000${r.anchor.fingerprint}\u0000${partitionKey(r.topic, r.partition)}`;
+  const anchor = (a: Anchor | undefined) => (a === undefined ? '-' : `${a.offset}:${a.fingerprint}`);
+  return `${anchor(r.next)}\u0000${anchor(r.last)}\u0000${r.distinctAround}\u0000${partitionKey(r.topic, r.partition)}`;
+}
+
+/** The earliest timestamp of the request's anchors. */
+function earliestTimestamp(r: LocateRequest): number {
+  return Math.min(...[r.next, r.last].filter((a): a is Anchor => a !== undefined).map((a) => a.timestampMs));
+}
+
+/** A cached answer, with the copy it rests on (checked again before the answer is used). */
+interface Cached {
+  location: Extract<Location, { kind: 'found' }>;
+  check: { offset: number; anchor: Anchor };
+  /** The id of the topic the answer was found in. */
+  topicId: string | undefined;
+}
+
+/** What one locate call knows for all its searches. */
+interface Call {
+  /** Partitions whose kept records were checked (or read) in this call. */
+  checked: CheckedRuns;
+  /** Topic ids as of this call; a topic whose id could not be read is absent. */
+  topicIds: ReadonlyMap<string, string>;
 }
 
 export class AnchorLocator {
-  /** Found counterparts by request key; Map order makes the first key the least recently used. */
-  private readonly found = new Map<string, Location>();
+  /** Found answers by request key; Map order makes the first key the least recently used. */
+  private readonly found = new Map<string, Cached>();
+  /** Target records read in earlier calls, checked again before use. */
+  private readonly records: TargetRecords;
   hits = 0;
 
   constructor(
     private readonly reader: Reader,
     private readonly options: LocatorOptions,
-  ) {}
+  ) {
+    // A window is the duplicate window before the floor and twice that after the first copy.
+    this.records = new TargetRecords(options.recordCacheBytes, Math.max(256, 4 * options.duplicateWindow));
+  }
 
   /**
-   * Locations in request order, and the bounds of every partition that could be read. Many groups at the
-   * same position ask the same question: it is asked once, and a found answer is remembered.
+   * Results in request order, and the bounds of every partition that could be read. Many groups at the
+   * same position ask the same question: it is asked once, and a found answer is remembered (and checked
+   * against the target again before it is given).
    */
   async locate(
     requests: readonly LocateRequest[],
-  ): Promise<{ locations: Location[]; bounds: Map<string, TargetBounds> }> {
+  ): Promise<{ results: LocateResult[]; bounds: Map<string, TargetBounds> }> {
     const unique = new Map<string, LocateRequest>();
-    const answers = new Map<string, Location>();
-    for (const request of requests) {
-      const key = requestKey(request);
-      const cached = this.found.get(key);
-      if (cached !== undefined) {
-        this.hits += 1;
-        this.found.delete(key);
-        this.found.set(key, cached);
-        answers.set(key, cached);
-      } else {
-        unique.set(key, request);
-      }
+    for (const request of requests) unique.set(requestKey(request), request);
+    const searches = [...unique.values()].map((request): Search => ({
+      request,
+      floorFailed: false,
+      method: 'timestamp-scan',
+      window: [],
+      cursor: 0,
+      scanned: 0,
+    }));
+    const [bounds, topicIds] = await Promise.all([this.readBounds(searches), this.readTopicIds(searches)]);
+    const call: Call = { checked: new Set(), topicIds };
+    await this.checkRecords(searches, call);
+    await this.useCache(searches, call);
+    await this.search(
+      searches.filter((s) => s.location === undefined),
+      call,
+    );
+    const answers = new Map<string, LocateResult>();
+    for (const s of searches) {
+      const location = s.location ?? {
+        kind: 'window-exhausted' as const,
+        fallbackOffset: s.floor ?? s.bounds?.logStartOffset ?? 0,
+        detail: 'search rounds ran out',
+      };
+      answers.set(requestKey(s.request), { location, floorFailed: s.floorFailed });
     }
-    const { locations, bounds } = await this.locateUncached([...unique.values()]);
-    [...unique.keys()].forEach((key, i) => {
-      const location = locations[i]!;
-      answers.set(key, location);
-      if (location.kind === 'found') {
-        this.found.set(key, location);
-        if (this.found.size > this.options.cacheSize) this.found.delete(this.found.keys().next().value!);
-      }
-    });
-    return { locations: requests.map((r) => answers.get(requestKey(r))!), bounds };
+    return { results: requests.map((r) => answers.get(requestKey(r))!), bounds };
   }
 
   /** Bounds of partitions, for translations that need no anchor (an empty source partition). */
@@ -164,237 +191,442 @@ export class AnchorLocator {
     return bounds;
   }
 
-  private async locateUncached(
-    requests: readonly LocateRequest[],
-  ): Promise<{ locations: Location[]; bounds: Map<string, TargetBounds> }> {
+  /** Reads every partition's bounds; a partition that cannot be read settles its searches. */
+  private async readBounds(searches: Search[]): Promise<Map<string, TargetBounds>> {
     const bounds = new Map<string, TargetBounds>();
-    const searches: Search[] = requests.map((request) => ({ request, scanned: 0 }));
-    if (searches.length === 0) return { locations: [], bounds };
-
-    // Bounds of every partition: the log start (for the clamp) and the high watermark (the probe's limit).
-    const partitions = [...new Map(requests.map((r) => [partitionKey(r.topic, r.partition), r])).values()];
+    if (searches.length === 0) return bounds;
+    const partitions = [
+      ...new Map(
+        searches.map((s) => [partitionKey(s.request.topic, s.request.partition), s.request]),
+      ).values(),
+    ];
     const answers = await this.reader.partitionBounds(partitions);
-    const boundErrors = new Map<string, OffsetSyncError>();
-    partitions.forEach((r, i) => {
+    const errors = new Map<string, OffsetSyncError>();
+    partitions.forEach((p, i) => {
       const answer = answers[i];
       if (answer === undefined) return;
-      if ('highWatermark' in answer) bounds.set(partitionKey(r.topic, r.partition), answer);
-      else boundErrors.set(partitionKey(r.topic, r.partition), answer);
+      if ('highWatermark' in answer) bounds.set(partitionKey(p.topic, p.partition), answer);
+      else errors.set(partitionKey(p.topic, p.partition), answer);
     });
-    for (const search of searches) {
-      const error = boundErrors.get(partitionKey(search.request.topic, search.request.partition));
-      if (error) search.location = locationOf(error);
+    for (const s of searches) {
+      const key = partitionKey(s.request.topic, s.request.partition);
+      const error = errors.get(key);
+      if (error !== undefined) s.location = missing(error);
+      const b = bounds.get(key);
+      if (b !== undefined) s.bounds = b;
     }
-
-    await this.probe(
-      searches.filter((s) => s.location === undefined && s.request.delta !== undefined),
-      bounds,
-    );
-    await this.timestampLookup(searches.filter((s) => s.location === undefined));
-    await this.bisect(
-      searches.filter((s) => {
-        const end = bounds.get(partitionKey(s.request.topic, s.request.partition))?.highWatermark;
-        return (
-          s.location === undefined &&
-          s.cursor !== undefined &&
-          end !== undefined &&
-          end - s.cursor > 4 * this.options.probeWindow
-        );
-      }),
-      bounds,
-    );
-    for (let round = 0; round < MAX_SCAN_ROUNDS; round++) {
-      const scanning = searches.filter((s) => s.location === undefined);
-      if (scanning.length === 0) break;
-      await this.scan(scanning);
-    }
-    return {
-      locations: searches.map(
-        (s) =>
-          s.location ?? {
-            kind: 'window-exhausted',
-            fallbackOffset: s.timestampOffset ?? 0,
-            detail: 'scan rounds ran out',
-          },
-      ),
-      bounds,
-    };
+    return bounds;
   }
 
-  private async probe(searches: Search[], bounds: Map<string, TargetBounds>): Promise<void> {
-    const probes = searches.flatMap((search) => {
-      const { topic, partition, anchor, delta } = search.request;
-      const limits = bounds.get(partitionKey(topic, partition));
-      if (limits === undefined || delta === undefined) return [];
-      const guess = anchor.offset + delta;
-      const from = Math.max(limits.logStartOffset, guess - this.options.probeWindow);
-      if (from >= limits.highWatermark) return [];
-      return [{ search, guess, from }];
-    });
-    if (probes.length === 0) return;
+  /**
+   * The ids of the searched topics. Kept records and cached answers of a topic without one are not used:
+   * a failed read only costs reading the target again.
+   */
+  private async readTopicIds(searches: readonly Search[]): Promise<ReadonlyMap<string, string>> {
+    if (searches.length === 0) return new Map();
+    try {
+      return await this.reader.topicIds([...new Set(searches.map((s) => s.request.topic))]);
+    } catch {
+      return new Map();
+    }
+  }
+
+  /** Checks the kept records of the partitions searched in this call (one read of each run's last record). */
+  private async checkRecords(searches: readonly Search[], call: Call): Promise<void> {
+    const checks = new Map<string, { topic: string; partition: number; offset: number }>();
+    for (const s of searches) {
+      const { topic, partition } = s.request;
+      const key = partitionKey(topic, partition);
+      if (s.bounds === undefined || checks.has(key)) continue;
+      const offset = this.records.bound(key, s.bounds, call.topicIds.get(topic));
+      if (offset !== undefined) checks.set(key, { topic, partition, offset });
+    }
+    if (checks.size === 0) return;
+    const asked = [...checks.entries()];
     const answers = await this.reader.fetchRecords(
-      probes.map((p) => ({
-        topic: p.search.request.topic,
-        partition: p.search.request.partition,
-        offset: p.from,
-        // The probe looks at 2 x probeWindow + 1 records; the default megabyte read (and decoded) up to
-        // the rest of the partition. A window not covered by this read is a miss, and the timestamp
-        // lookup follows: slower, never wrong.
-        maxBytes: PROBE_BYTES,
-      })),
+      asked.map(([, read]) => ({ ...read, maxBytes: WINDOW_READ_BYTES })),
     );
-    probes.forEach(({ search, guess }, i) => {
-      const answer = answers[i];
-      if (answer === undefined || answer.error) return;
-      const window = answer.records.filter((r) => r.offset <= guess + this.options.probeWindow);
-      if (this.refuseLogAppendTime(search, window)) return;
-      const offset = pickMatch(window, search.request.anchor, search.request.role, guess);
-      if (offset !== undefined) search.location = { kind: 'found', offset, method: 'delta-probe' };
+    asked.forEach(([key], i) => this.records.confirm(key, answers[i], call.checked));
+  }
+
+  /**
+   * Gives cached answers whose copy is still there: the record at its offset, within the bounds, is
+   * still the copy of its anchor. Any other answer is searched again, and forgotten.
+   */
+  private async useCache(searches: Search[], call: Call): Promise<void> {
+    const hits = searches.flatMap((s) => {
+      const key = requestKey(s.request);
+      const cached = s.location === undefined ? this.found.get(key) : undefined;
+      return cached === undefined ? [] : [{ s, key, cached }];
+    });
+    if (hits.length === 0) return;
+    // The record an answer rests on, from the records checked in this call when they hold it.
+    const kept = hits.map(({ s, cached }) =>
+      this.records.recordAt(
+        partitionKey(s.request.topic, s.request.partition),
+        cached.check.offset,
+        call.checked,
+      ),
+    );
+    const toRead = hits.filter((_, i) => !kept[i]!.held);
+    const answers =
+      toRead.length === 0
+        ? []
+        : await this.reader.fetchRecords(
+            toRead.map(({ s, cached }) => ({
+              topic: s.request.topic,
+              partition: s.request.partition,
+              offset: cached.check.offset,
+              maxBytes: 1024,
+            })),
+          );
+    const read = new Map(toRead.map((hit, i) => [hit, answers[i]?.records[0]]));
+    hits.forEach((hit, i) => {
+      const { s, key, cached } = hit;
+      this.found.delete(key);
+      const record = kept[i]!.held ? kept[i]!.record : read.get(hit);
+      const bounds = s.bounds;
+      const holds =
+        bounds !== undefined &&
+        cached.topicId !== undefined &&
+        cached.topicId === call.topicIds.get(s.request.topic) &&
+        record?.offset === cached.check.offset &&
+        matches(record, cached.check.anchor) &&
+        cached.location.offset >= bounds.logStartOffset &&
+        cached.location.offset <= bounds.highWatermark;
+      if (!holds) return;
+      this.hits += 1;
+      this.found.set(key, cached);
+      s.location = cached.location;
     });
   }
 
-  private async timestampLookup(searches: Search[]): Promise<void> {
+  private remember(
+    s: Search,
+    location: Extract<Location, { kind: 'found' }>,
+    anchor: Anchor,
+    topicId: string | undefined,
+  ): void {
+    const key = requestKey(s.request);
+    this.found.set(key, { location, check: { offset: location.firstCopy, anchor }, topicId });
+    if (this.found.size > this.options.cacheSize) this.found.delete(this.found.keys().next().value!);
+  }
+
+  private async search(searches: Search[], call: Call): Promise<void> {
+    if (searches.length === 0) return;
+    for (const s of searches) this.placeLearnedFloor(s);
+    await this.timestampFloors(searches.filter((s) => s.location === undefined && s.floor === undefined));
+    await this.bisect(searches.filter((s) => s.location === undefined && s.floor !== undefined));
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const open = searches.filter((s) => s.location === undefined);
+      if (open.length === 0) return;
+      await this.readRound(open, call);
+      // A learned floor that did not hold: search again from the timestamp floor.
+      const retry = open.filter((s) => s.location === undefined && s.floor === undefined);
+      if (retry.length > 0) await this.timestampFloors(retry);
+    }
+  }
+
+  /** Starts at the learned point when it lies within the bounds and within reach of the anchors. */
+  private placeLearnedFloor(s: Search): void {
+    const point = s.request.floor;
+    const bounds = s.bounds;
+    if (point === undefined || bounds === undefined) return;
+    const nearest = Math.min(
+      ...[s.request.next, s.request.last].filter((a): a is Anchor => a !== undefined).map((a) => a.offset),
+    );
+    if (nearest - point.anchor.offset > this.options.scanLimit) return;
+    if (point.targetOffset >= bounds.highWatermark) {
+      // The partition is shorter than it was: truncated, or deleted and recreated.
+      s.floorFailed = true;
+      return;
+    }
+    s.method = 'delta-probe';
+    if (point.targetOffset < bounds.logStartOffset) {
+      // Below the log start now: the log start is a floor itself.
+      this.startAt(s, bounds.logStartOffset);
+      return;
+    }
+    s.verify = point;
+    this.startAt(s, point.targetOffset);
+  }
+
+  private startAt(s: Search, floor: number): void {
+    const logStart = s.bounds?.logStartOffset ?? 0;
+    s.floor = Math.max(floor, logStart);
+    s.cursor = Math.max(logStart, s.floor - this.options.duplicateWindow);
+    s.window = [];
+    s.scanned = 0;
+    delete s.firstMatch;
+    delete s.floorTimestamp;
+  }
+
+  private async timestampFloors(searches: Search[]): Promise<void> {
     if (searches.length === 0) return;
     const answers = await this.reader.listOffsets(
       searches.map((s) => ({
         topic: s.request.topic,
         partition: s.request.partition,
-        timestamp: s.request.anchor.timestampMs,
+        timestamp: earliestTimestamp(s.request),
       })),
     );
-    searches.forEach((search, i) => {
+    searches.forEach((s, i) => {
       const answer = answers[i];
       if (answer === undefined) return;
+      s.method = 'timestamp-scan';
+      delete s.verify;
       if (answer.error) {
-        search.location = locationOf(answer.error);
+        s.location = missing(answer.error);
       } else if (answer.offset < 0) {
-        // The broker's -1: no record with a timestamp >= T. The record has not been replicated yet.
-        search.location = {
+        // The broker's -1: no record with a timestamp >= T. Neither anchor has been replicated yet.
+        s.location = {
           kind: 'not-arrived',
-          detail: `no record with timestamp >= ${search.request.anchor.timestampMs} on the target yet`,
+          detail: `no record with timestamp >= ${earliestTimestamp(s.request)} on the target yet`,
         };
       } else {
-        search.timestampOffset = answer.offset;
-        search.cursor = answer.offset;
+        this.startAt(s, answer.offset);
       }
     });
   }
 
   /**
-   * The timestamp lookup lands on the first offset whose running maximum timestamp reaches T, so one record
-   * stamped far ahead makes every lookup below it land early, possibly more records back than a scan may
-   * read. Timestamps are mostly in order, so bisecting the offsets between that landing and the log end on
-   * "timestamp >= T" finds the neighbourhood of the counterpart in a few reads. The scan then starts a little
-   * before that point; if it finds nothing there, it starts over from the timestamp offset, so a misleading
-   * bisection costs time, never a wrong answer.
+   * One record stamped far ahead makes every timestamp lookup below it land early, possibly more records
+   * back than the search may read. Bisecting the offsets between the floor and the log end on
+   * "timestamp >= T" finds where the anchors most likely are; a scan from there tells whether a copy has
+   * arrived at all (the scan from the floor alone would run out of records and fall back). A copy found
+   * there is not used: only the scan from the floor can show that no earlier copy exists.
    */
-  private async bisect(searches: Search[], bounds: Map<string, TargetBounds>): Promise<void> {
+  private async bisect(searches: Search[]): Promise<void> {
     const ranges = new Map<Search, { lo: number; hi: number }>();
-    for (const search of searches) {
-      const end = bounds.get(partitionKey(search.request.topic, search.request.partition))?.highWatermark;
-      if (end !== undefined && search.cursor !== undefined)
-        ranges.set(search, { lo: search.cursor, hi: end });
+    for (const s of searches) {
+      const end = s.bounds?.highWatermark;
+      if (
+        s.verify === undefined &&
+        end !== undefined &&
+        s.floor !== undefined &&
+        end - s.floor > this.options.scanLimit
+      )
+        ranges.set(s, { lo: s.floor, hi: end });
     }
+    const t = (s: Search) => earliestTimestamp(s.request);
     for (let round = 0; round < 40; round++) {
       const open = [...ranges.entries()].filter(([, r]) => r.hi - r.lo > this.options.probeWindow);
       if (open.length === 0) break;
       const mids = open.map(([, r]) => Math.floor((r.lo + r.hi) / 2));
       const answers = await this.reader.fetchRecords(
-        open.map(([search], i) => ({
-          topic: search.request.topic,
-          partition: search.request.partition,
+        open.map(([s], i) => ({
+          topic: s.request.topic,
+          partition: s.request.partition,
           offset: mids[i]!,
           maxBytes: 1024,
         })),
       );
-      open.forEach(([search, range], i) => {
+      open.forEach(([s, range], i) => {
         const answer = answers[i];
         const first = answer?.error ? undefined : answer?.records[0];
-        if (first === undefined || first.timestampMs >= search.request.anchor.timestampMs)
-          range.hi = mids[i]!;
+        if (first === undefined || first.timestampMs >= t(s)) range.hi = mids[i]!;
         else range.lo = first.offset + 1;
       });
     }
-    for (const [search, range] of ranges) {
-      const start = Math.max(search.cursor ?? 0, range.lo - 2 * this.options.probeWindow);
-      if (start > (search.cursor ?? 0)) {
-        search.cursor = start;
-        search.guided = true;
-      }
+    for (const [s, range] of ranges) {
+      s.guided = Math.max(s.floor!, range.lo - 2 * this.options.probeWindow);
+      s.guidedFrom = s.guided;
     }
   }
 
-  private async scan(searches: Search[]): Promise<void> {
-    const answers: FetchAnswer[] = await this.reader.fetchRecords(
-      searches.map((s) => ({
-        topic: s.request.topic,
-        partition: s.request.partition,
-        offset: s.cursor ?? 0,
-      })),
-    );
-    searches.forEach((search, i) => {
-      const answer = answers[i];
+  /**
+   * One fetch for every open search that the records checked in this call cannot serve, and what each
+   * read shows.
+   */
+  private async readRound(searches: Search[], call: Call): Promise<void> {
+    const served = searches.map((s) => this.served(s, call.checked));
+    const toFetch = searches.filter((_, i) => served[i] === undefined);
+    const fetched =
+      toFetch.length === 0
+        ? []
+        : await this.reader.fetchRecords(
+            toFetch.map((s) => ({
+              topic: s.request.topic,
+              partition: s.request.partition,
+              offset: s.guided ?? s.cursor,
+              // A window is a few hundred records: a megabyte per read would be decoded for nothing.
+              maxBytes: WINDOW_READ_BYTES,
+            })),
+          );
+    const answersOf = new Map(toFetch.map((s, i) => [s, fetched[i]]));
+    searches.forEach((s, i) => {
+      const answer = served[i] ?? answersOf.get(s);
+      if (answer !== undefined && served[i] === undefined)
+        this.records.absorb(
+          partitionKey(s.request.topic, s.request.partition),
+          answer,
+          call.checked,
+          call.topicIds.get(s.request.topic),
+        );
       if (answer === undefined) return;
       if (answer.error) {
-        search.location = locationOf(answer.error);
+        s.location = missing(answer.error);
         return;
       }
-      const budget = this.options.scanLimit - search.scanned;
-      const records = answer.records.slice(0, budget);
-      if (this.refuseLogAppendTime(search, records)) return;
-      const offset = pickMatch(records, search.request.anchor, search.request.role);
-      if (offset !== undefined) {
-        search.location = { kind: 'found', offset, method: 'timestamp-scan' };
+      if (answer.records.some((r) => r.timestampType === 'log-append-time')) {
+        s.location = {
+          kind: 'log-append-time',
+          detail: 'the target topic uses LogAppendTime: its timestamps were rewritten by the target broker',
+        };
         return;
       }
-      search.scanned += records.length;
       const end = answer.lastStableOffset >= 0 ? answer.lastStableOffset : answer.highWatermark;
-      const reachedEnd = answer.nextOffset >= end && records.length === answer.records.length;
-      if (search.guided === true && (reachedEnd || search.scanned >= this.options.scanLimit)) {
-        // Not found after the bisection's landing point: scan from the timestamp offset after all, in case
-        // the bisection was misled by out-of-order timestamps.
-        search.guidedReachedEnd = reachedEnd;
-        search.guided = false;
-        search.scanned = 0;
-        search.cursor = search.timestampOffset ?? 0;
-        return;
-      }
-      if (reachedEnd) {
-        search.location = {
-          kind: 'not-arrived',
-          detail: `scanned to the target log end (${end}) from offset ${search.timestampOffset ?? 0} without a match`,
-          ...(search.timestampOffset === undefined ? {} : { fallbackOffset: search.timestampOffset }),
-        };
-        return;
-      }
-      if (search.scanned >= this.options.scanLimit && search.guidedReachedEnd === true) {
-        // Neither scan found it, and the one from where timestamps say it belongs ran to the log end: most
-        // likely it has not arrived yet. Wait rather than fall back to an offset far before it.
-        search.location = {
-          kind: 'not-arrived',
-          detail: `not found after the timestamp bisection up to the log end (${end}), nor within ${this.options.scanLimit} records of the timestamp offset ${search.timestampOffset ?? 0}`,
-          ...(search.timestampOffset === undefined ? {} : { fallbackOffset: search.timestampOffset }),
-        };
-        return;
-      }
-      if (search.scanned >= this.options.scanLimit) {
-        search.location = {
-          kind: 'window-exhausted',
-          fallbackOffset: search.timestampOffset ?? 0,
-          detail: `no match within ${this.options.scanLimit} records after the timestamp lookup`,
-        };
-        return;
-      }
-      search.cursor = Math.max(answer.nextOffset, (search.cursor ?? 0) + 1);
+      const reachedEnd = answer.nextOffset >= end;
+      if (s.guided !== undefined) this.guidedRound(s, answer.records, reachedEnd, answer.nextOffset);
+      else this.windowRound(s, answer.records, reachedEnd, answer.nextOffset, end, call);
     });
   }
 
-  private refuseLogAppendTime(search: Search, records: readonly FetchedRecord[]): boolean {
-    if (!records.some((r) => r.timestampType === 'log-append-time')) return false;
-    search.location = {
-      kind: 'log-append-time',
-      detail: 'the target topic uses LogAppendTime: its timestamps were rewritten by the target broker',
+  /** The next read of the search, from the records checked in this call; undefined when they lack it. */
+  private served(s: Search, checked: CheckedRuns): FetchAnswer | undefined {
+    const { topic, partition } = s.request;
+    const offset = s.guided ?? s.cursor;
+    const bounds = s.bounds;
+    if (bounds === undefined) return undefined;
+    const read = this.records.serve(partitionKey(topic, partition), offset, checked);
+    if (read === undefined) return undefined;
+    return {
+      topic,
+      partition,
+      requestedOffset: offset,
+      records: read.records,
+      nextOffset: read.nextOffset,
+      // As of this call's bounds: a read that reaches their end is followed by a real one.
+      highWatermark: bounds.highWatermark,
+      lastStableOffset: -1,
+      logStartOffset: bounds.logStartOffset,
     };
-    return true;
+  }
+
+  /** A guided scan: a copy found means "arrived" (search from the floor); the log end means "not yet". */
+  private guidedRound(s: Search, records: readonly FetchedRecord[], reachedEnd: boolean, next: number): void {
+    const { next: n, last: l } = s.request;
+    const from = s.guidedFrom ?? s.guided!;
+    if (records.some((r) => matches(r, n) || matches(r, l))) {
+      delete s.guided;
+      return;
+    }
+    if (reachedEnd) {
+      s.location = {
+        kind: 'not-arrived',
+        detail: `no copy of the anchors between offset ${from}, where their timestamps place them, and the target log end (${next})`,
+        fallbackOffset: s.floor!,
+      };
+      return;
+    }
+    s.guided = Math.max(next, s.guided! + 1);
+    if (s.guided - from > this.options.scanLimit) delete s.guided;
+  }
+
+  private windowRound(
+    s: Search,
+    records: readonly FetchedRecord[],
+    reachedEnd: boolean,
+    nextOffset: number,
+    end: number,
+    call: Call,
+  ): void {
+    const { next, last } = s.request;
+    const floor = s.floor!;
+    if (s.verify !== undefined) {
+      const point = s.verify;
+      const record = records.find((r) => r.offset >= point.targetOffset);
+      if (record !== undefined || reachedEnd) {
+        if (record?.offset !== point.targetOffset || !matches(record, point.anchor)) {
+          // The learned copy is gone or is another record: the target changed under the translator.
+          s.floorFailed = true;
+          delete s.floor;
+          delete s.verify;
+          return;
+        }
+        delete s.verify;
+      }
+    }
+    for (const record of records) {
+      s.window.push(record);
+      if (record.offset >= floor) {
+        s.scanned += 1;
+        s.floorTimestamp ??= record.timestampMs;
+      }
+      if (
+        s.firstMatch === undefined &&
+        record.offset >= floor &&
+        (matches(record, next) || matches(record, last))
+      )
+        s.firstMatch = s.window.length - 1;
+    }
+    s.cursor = Math.max(nextOffset, s.cursor + 1);
+    const settle = this.options.duplicateWindow;
+    if (s.firstMatch === undefined) {
+      const logStart = s.bounds?.logStartOffset ?? 0;
+      const latest = Math.max(
+        ...[next, last].filter((a): a is Anchor => a !== undefined).map((a) => a.timestampMs),
+      );
+      if (
+        reachedEnd &&
+        logStart > 0 &&
+        floor === logStart &&
+        s.floorTimestamp !== undefined &&
+        s.floorTimestamp > latest
+      ) {
+        // Not arriving late: the log start is past them (the records there are stamped later).
+        s.location = {
+          kind: 'removed',
+          detail: `no copy of the anchors on the target, whose log start ${logStart} is past them (the record there is stamped ${s.floorTimestamp}, after ${latest})`,
+        };
+        return;
+      }
+      if (reachedEnd) {
+        s.location = {
+          kind: 'not-arrived',
+          detail: `scanned to the target log end (${end}) from offset ${floor} without a copy of the anchors`,
+          fallbackOffset: floor,
+        };
+      } else if (s.scanned >= this.options.scanLimit) {
+        s.location = {
+          kind: 'window-exhausted',
+          fallbackOffset: floor,
+          detail: `no copy of the anchors within ${this.options.scanLimit} records of offset ${floor}`,
+        };
+      } else if (s.window.length > 2 * settle + this.options.scanLimit) {
+        // Keep what a rewrite could repeat: the records right before the cursor.
+        s.window = s.window.slice(-settle);
+      }
+      return;
+    }
+    // Later copies of the anchors, and what follows them, must be in the window before deciding.
+    if (!reachedEnd && s.window.length - 1 - s.firstMatch < 2 * settle) return;
+    const floorIndex = s.window.findIndex((r) => r.offset >= floor);
+    const point = resumePoint({
+      records: s.window,
+      floorIndex,
+      next,
+      last,
+      settleRecords: settle,
+      reachesEnd: reachedEnd,
+      logStart: s.bounds?.logStartOffset ?? 0,
+      distinctAround: s.request.distinctAround,
+    });
+    if (point.kind === 'no-match') return;
+
+    const location: Extract<Location, { kind: 'found' }> = {
+      kind: 'found',
+      offset: point.offset,
+      firstCopy: point.firstCopy,
+      role: point.role,
+      exact: point.kind === 'exact',
+      detail: point.detail,
+      method: s.method,
+    };
+    s.location = location;
+    // A window that reached the log end may still see later copies arrive: such answers are not cached.
+    const anchor = point.role === 'next' ? next : last;
+    if (!reachedEnd && anchor !== undefined)
+      this.remember(s, location, anchor, call.topicIds.get(s.request.topic));
   }
 }

@@ -1,5 +1,6 @@
 // The translation pipeline over a batch, without servers: a locator answering from a table, a publish that
-// collects, messages that record how they were settled, and a ProblemBoard.
+// collects what it stores and keeps the last rank per subject as the stream would, messages that record
+// how they were settled, and a ProblemBoard.
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { headers } from 'nats';
 import pino from 'pino';
@@ -16,12 +17,13 @@ import {
   TranslationOutcome,
   type Anchor,
 } from '@offsetsync/contracts';
-import type { StreamMessage } from '@offsetsync/jetstream';
+import type { NewestOutcome, RankedMessage } from '@offsetsync/jetstream';
 import type { TopicPartition } from '@offsetsync/kafka';
 import { ProblemBoard } from '@offsetsync/runtime';
 import { partitionKey, type LocateRequest } from './anchor-locator.js';
-import { DeltaMemory } from './delta-memory.js';
 import type { Locator } from './pipeline/locate.js';
+import { replacesStored, type TranslationRank } from './pipeline/publish.js';
+import { PositionMemory } from './position-memory.js';
 import { TranslationPipeline, type CommittedMessage } from './translation-pipeline.js';
 import type { Location } from './translation-plan.js';
 
@@ -62,6 +64,11 @@ const anchor = (offset: number): Anchor => ({
   valueSize: 0,
 });
 
+/** An exact answer: the group resumes at the first copy of the next record, at `offset`. */
+function found(offset: number, method: 'delta-probe' | 'timestamp-scan'): Location {
+  return { kind: 'found', offset, firstCopy: offset, role: 'next', exact: true, detail: '', method };
+}
+
 function commit(partition: number, offset: number, options: { deliveries?: number; seq?: number } = {}) {
   const event = OffsetCommitted.fromPartial({
     sourceCluster: 'src',
@@ -92,9 +99,10 @@ class TableLocator implements Locator {
     if (this.fail !== undefined) return Promise.reject(this.fail);
     this.asked.push(...requests);
     return Promise.resolve({
-      locations: requests.map(
-        (r): Location => this.answers.get(r.anchor.offset) ?? { kind: 'not-arrived', detail: 'not yet' },
-      ),
+      results: requests.map((r) => ({
+        location: this.answers.get(r.next?.offset ?? -1) ?? { kind: 'not-arrived', detail: 'not yet' },
+        floorFailed: false,
+      })),
       bounds: new Map(
         requests.map((r) => [partitionKey(r.topic, r.partition), { logStartOffset: 0, highWatermark: 1000 }]),
       ),
@@ -108,6 +116,8 @@ class TableLocator implements Locator {
 function setup(answers = new Map<number, Location>()) {
   const locator = new TableLocator(answers);
   const published: { msgId: string; event: OffsetTranslated }[] = [];
+  /** The rank of the last translation stored per subject. */
+  const stored = new Map<string, TranslationRank>();
   const problems = new ProblemBoard(() => NOW);
   const counts: string[] = [];
   let publishFailure: Error | undefined;
@@ -116,11 +126,19 @@ function setup(answers = new Map<number, Location>()) {
     source: 'src',
     target: 'dst',
     locator,
-    deltas: new DeltaMemory(),
-    publish: (messages: StreamMessage[]) => {
+    positions: new PositionMemory(),
+    publish: (messages: RankedMessage<TranslationRank>[]) => {
       if (publishFailure !== undefined) return Promise.reject(publishFailure);
-      for (const m of messages) published.push({ msgId: m.msgId, event: OffsetTranslated.decode(m.payload) });
-      return Promise.resolve();
+      return Promise.resolve(
+        messages.map((m, seq): NewestOutcome<TranslationRank> => {
+          const last = stored.get(m.subject);
+          if (last !== undefined && !replacesStored(m.rank, last))
+            return { kind: 'superseded', seq: 0, stored: last };
+          stored.set(m.subject, m.rank);
+          published.push({ msgId: m.msgId, event: OffsetTranslated.decode(m.payload) });
+          return { kind: 'stored', ack: { stream: 'T_TRANSLATED', seq, duplicate: false } };
+        }),
+      );
     },
     pendingFallbackAfterMs: 0,
     pendingRetry: { minMs: 50, maxMs: 500 },
@@ -131,16 +149,14 @@ function setup(answers = new Map<number, Location>()) {
     clock: () => NOW,
   });
   const failPublish = (error: Error | undefined) => (publishFailure = error);
-  return { pipeline, locator, published, problems, counts, failPublish };
+  return { pipeline, locator, published, stored, problems, counts, failPublish };
 }
 
 const codes = (problems: ProblemBoard) => problems.list().map((p) => p.code);
 
 describe('TranslationPipeline', () => {
   it('translates only the newest commit per key, acks deletions, terminates what it cannot decode', async () => {
-    const { pipeline, published, problems, counts } = setup(
-      new Map([[12, { kind: 'found', offset: 19, method: 'timestamp-scan' }]]),
-    );
+    const { pipeline, published, problems, counts } = setup(new Map([[12, found(19, 'timestamp-scan')]]));
     const older = commit(0, 11, { seq: 1 });
     const newer = commit(0, 12, { seq: 2 });
     const deleted = new FakeMessage(
@@ -174,7 +190,7 @@ describe('TranslationPipeline', () => {
     expect(problems.list()).toEqual([]);
   });
 
-  it('hands a pending translation back with backoff and counts it pending until it is translated; learns the delta', async () => {
+  it('hands a pending translation back with backoff and counts it pending until it is translated; learns the position', async () => {
     const { pipeline, locator, published } = setup();
     const first = commit(0, 20, { deliveries: 3 });
     await pipeline.handleBatch([first]);
@@ -185,16 +201,19 @@ describe('TranslationPipeline', () => {
     });
     expect(pipeline.pending.size).toBe(1);
 
-    locator.answers.set(20, { kind: 'found', offset: 27, method: 'timestamp-scan' });
+    locator.answers.set(20, found(27, 'timestamp-scan'));
     const again = commit(0, 20, { deliveries: 4 });
     await pipeline.handleBatch([again]);
     expect(again.settled).toEqual(['ack']);
     expect(pipeline.pending.size).toBe(0);
     expect(pipeline.lastEventAtMs).toBe(NOW);
 
-    // The next lookup of the partition starts from the learned delta (27 - 20).
+    // The next lookup of the partition starts from the learned point: source 20 was first copied at 27.
     await pipeline.handleBatch([commit(0, 21)]);
-    expect(locator.asked.at(-1)).toMatchObject({ anchor: { offset: 21 }, delta: 7 });
+    expect(locator.asked.at(-1)).toMatchObject({
+      next: { offset: 21 },
+      floor: { anchor: { offset: 20 }, targetOffset: 27 },
+    });
   });
 
   it('refuses an invalid source commit without asking the target', async () => {
@@ -240,10 +259,31 @@ describe('TranslationPipeline', () => {
     expect(problems.list()).toEqual([]);
   });
 
-  it('files a failed publish under its code and leaves the batch unsettled', async () => {
-    const { pipeline, problems, failPublish } = setup(
-      new Map([[40, { kind: 'found', offset: 41, method: 'delta-probe' }]]),
+  it('leaves out a translation older than the one the stream holds, acknowledges it and counts it superseded, pending or not', async () => {
+    const { pipeline, published, stored, counts } = setup(new Map([[50, found(55, 'delta-probe')]]));
+    const newer = commit(0, 60);
+    await pipeline.handleBatch([newer]); // pending: offset 60 has no answer
+    expect(newer.settled).toEqual(['nak 50']);
+    expect(pipeline.pending.size).toBe(1);
+
+    // Another instance was slow with an older commit of the key: the stream keeps the newer one.
+    const older = commit(0, 50);
+    await pipeline.handleBatch([older]);
+    expect(older.settled).toEqual(['ack']);
+    expect(published.map((p) => p.msgId)).toEqual(['src:dst:1:60:pending-1']);
+    expect(stored.get(names.translated('src', 'dst', { group: 'g', topic: 'orders', partition: 0 }))).toEqual(
+      { version: { offsetsPartition: 1, offsetsOffset: 60 }, stage: 1 },
     );
+    // An older pending one is done too, not handed back; the key still waits for the newer one's record.
+    const olderPending = commit(0, 59, { deliveries: 2 });
+    await pipeline.handleBatch([olderPending]);
+    expect(olderPending.settled).toEqual(['ack']);
+    expect(pipeline.pending.size).toBe(1);
+    expect(counts).toEqual(['pending', 'superseded', 'superseded']);
+  });
+
+  it('files a failed publish under its code and leaves the batch unsettled', async () => {
+    const { pipeline, problems, failPublish } = setup(new Map([[40, found(41, 'delta-probe')]]));
     failPublish(new OffsetSyncError('nats down', { code: ErrorCodes.NATS_UNREACHABLE }));
     const message = commit(0, 40);
     await expect(pipeline.handleBatch([message])).rejects.toThrow('nats down');

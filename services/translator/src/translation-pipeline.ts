@@ -3,22 +3,29 @@
 //   intake:          the newest message per key (the older ones are done), read through the envelope;
 //   decide without target: refusals that need no look at the target (translation-plan.ts);
 //   locate:          the anchors' counterparts on the target, many at a time;
-//   build:           the translation of each located commit, and the offset deltas it teaches;
-//   publish:         one OffsetTranslated event per translation, through the envelope;
+//   build:           the translation of each located commit, and the position it teaches;
+//   publish:         one OffsetTranslated event per translation, through the envelope, unless the key's
+//                    translation in the stream is newer (instances sharing the consumer finish in any order);
 //   schedule pending: acknowledge what is done, hand pending ones back with a growing delay.
 // A source commit is acknowledged only after JetStream acknowledged its translation; a crash leads to a
 // redelivery, and the message ids make the repeat harmless.
 import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { MsgHdrs } from 'nats';
-import type { Names, OffsetCommitted, OffsetSyncError } from '@offsetsync/contracts';
-import type { StreamMessage } from '@offsetsync/jetstream';
+import { formatVersion, type Names, type OffsetCommitted, type OffsetSyncError } from '@offsetsync/contracts';
+import type { NewestOutcome, RankedMessage } from '@offsetsync/jetstream';
 import { toOffsetSyncError } from '@offsetsync/kafka';
 import type { Logger, ProblemBoard } from '@offsetsync/runtime';
-import type { DeltaMemory } from './delta-memory.js';
+import type { PositionMemory } from './position-memory.js';
 import { buildTranslation } from './pipeline/build-translations.js';
 import { newestPerSubject, readCommit } from './pipeline/intake.js';
 import { locateAnchors, readFailures, type AnchorLocations, type Locator } from './pipeline/locate.js';
-import { outcomeName, translatedMessage, type Link } from './pipeline/publish.js';
+import {
+  FINAL_STAGE,
+  outcomeName,
+  translatedMessage,
+  type Link,
+  type TranslationRank,
+} from './pipeline/publish.js';
 import { PendingTranslations, settlementOf, type PendingRetry } from './pipeline/schedule-pending.js';
 import { decideWithoutTarget, type Translation } from './translation-plan.js';
 
@@ -56,17 +63,23 @@ export interface TranslationPipelineOptions {
   target: string;
   /** Shared by the links of a target: many groups at one position ask it the same question. */
   locator: Locator;
-  /** The learned offset deltas of the target's partitions. */
-  deltas: DeltaMemory;
-  /** Publishes events and resolves once JetStream acknowledged all of them (publishAll). */
-  publish: (messages: StreamMessage[]) => Promise<unknown>;
+  /** The learned positions of first copies on the target's partitions. */
+  positions: PositionMemory;
+  /**
+   * Publishes events, each unless its key's translation in the stream is newer, and resolves with the
+   * outcome of each once JetStream answered all of them (publishNewest with translationOrder).
+   */
+  publish: (messages: RankedMessage<TranslationRank>[]) => Promise<readonly NewestOutcome<TranslationRank>[]>;
   /** After how long a record that has not arrived is given up on (0: never). */
   pendingFallbackAfterMs: number;
   /** The backoff of pending translations. */
   pendingRetry: PendingRetry;
   tracer: Tracer;
   logger: Logger;
-  /** Counts one handled commit by outcome name (`exact`, `pending`, `undecodable`...). */
+  /**
+   * Counts one handled commit by outcome name (`exact`, `pending`, `undecodable`..., `superseded`: not
+   * published, the stream holds a newer translation of the key).
+   */
   record: (outcome: string) => void;
   /** Where failures are filed; see TranslatorAreas. Default: nowhere. */
   problems?: ProblemReporter;
@@ -79,6 +92,8 @@ interface Work {
   event: OffsetCommitted;
   span: Span;
   translation?: Translation;
+  /** Not published: the rank of the newer translation of the key the stream holds. */
+  superseded?: TranslationRank;
 }
 
 /** The translation pipeline of one link. */
@@ -180,7 +195,13 @@ export class TranslationPipeline {
         this.options.locator,
         work.map(({ event }) => ({
           event,
-          delta: this.options.deltas.get(source, target, event.topic, event.partition),
+          floor: this.options.positions.floor(
+            source,
+            target,
+            event.topic,
+            event.partition,
+            Math.min(event.lastConsumed?.offset ?? Infinity, event.nextRecord?.offset ?? Infinity),
+          ),
         })),
       );
     } catch (error: unknown) {
@@ -190,6 +211,11 @@ export class TranslationPipeline {
       );
       throw error;
     }
+    // A learned point that no longer holds: the target changed (truncated, or deleted and recreated).
+    work.forEach(({ event }, i) => {
+      if (located[i]?.floorFailed === true)
+        this.options.positions.forget(source, target, event.topic, event.partition);
+    });
     // A partition that could not be read leaves its translation pending: retried, and reported here.
     const [failure] = readFailures(located);
     if (failure === undefined) this.options.problems?.recover(TranslatorAreas.locateAnchors);
@@ -197,25 +223,23 @@ export class TranslationPipeline {
     return located;
   }
 
-  /** Remembers the offset delta an exact translation found. */
+  /** Remembers where an exact translation found the first copy of its anchor. */
   private learn(event: OffsetCommitted, translation: Translation): void {
     if (translation.learned === undefined) return;
-    this.options.deltas.learn(
-      this.link.source,
-      this.link.target,
-      event.topic,
-      event.partition,
-      translation.learned.anchor.offset,
-      translation.learned.targetOffset,
-    );
+    this.options.positions.learn(this.link.source, this.link.target, event.topic, event.partition, {
+      anchor: translation.learned.anchor,
+      targetOffset: translation.learned.targetOffset,
+    });
   }
 
   /** Publishes every translation; ends the spans. */
   private async publish(work: readonly Work[]): Promise<void> {
     const translatedAtMs = this.clock();
-    const messages: StreamMessage[] = [];
+    const messages: RankedMessage<TranslationRank>[] = [];
+    const published: Work[] = [];
     for (const w of work) {
       if (w.translation === undefined) continue;
+      published.push(w);
       messages.push(
         translatedMessage(
           this.options.names,
@@ -232,7 +256,21 @@ export class TranslationPipeline {
       w.span.setAttribute('offsetsync.outcome', outcomeName(w.translation.outcome));
     }
     try {
-      await this.options.publish(messages);
+      const outcomes = await this.options.publish(messages);
+      outcomes.forEach((outcome, i) => {
+        if (outcome.kind !== 'superseded') return;
+        const w = published[i]!;
+        w.superseded = outcome.stored;
+        w.span.setAttribute('offsetsync.superseded', true);
+        this.options.logger.debug(
+          {
+            subject: messages[i]!.subject,
+            version: formatVersion(w.event.version),
+            storedVersion: formatVersion(outcome.stored.version),
+          },
+          'translation not published: the stream holds a newer one of the key',
+        );
+      });
       this.options.problems?.recover(TranslatorAreas.publishTranslations);
     } catch (error: unknown) {
       this.options.problems?.fail(TranslatorAreas.publishTranslations, error);
@@ -247,6 +285,14 @@ export class TranslationPipeline {
   private schedule(work: readonly Work[]): void {
     for (const w of work) {
       if (w.translation === undefined) continue;
+      if (w.superseded !== undefined) {
+        // A newer translation of the key is stored: this commit is done, pending or not. The key waits
+        // for its record only while that newer one is pending.
+        this.options.record('superseded');
+        if (w.superseded.stage === FINAL_STAGE) this.pending.settled(w.message.subject, { kind: 'ack' });
+        w.message.ack();
+        continue;
+      }
       this.options.record(outcomeName(w.translation.outcome));
       const settlement = settlementOf(
         w.translation,

@@ -1,10 +1,11 @@
-// What a committed offset becomes on a target, decided from where its anchors were found there. Pure.
+// What a committed offset becomes on a target, decided from where the locator found it resumes. Pure.
 //
 // A committed offset c says "records before c are done". Its next-record anchor N is the record at c
 // (or the first data record after it); its last-consumed anchor L is the last data record before c.
-// On the target, N's counterpart at x means commit x; L's counterpart at y means commit y + 1. Either is
-// exact. When neither is found but a timestamp lookup had to give up, the first target offset with a
-// timestamp >= the anchor's is safe (never past the counterpart) but inexact.
+// The locator reads the target around their copies and resumePoint() decides where the group resumes,
+// exact or not (duplicated runs, identical records). When no copy is found but the search had to give
+// up, the floor it searched from is safe (never past a copy) but inexact. Every offset lies within the
+// target's log start and end.
 import {
   AnchorStatus,
   RefusalReason,
@@ -16,12 +17,29 @@ import {
 } from '@offsetsync/contracts';
 import { type PartitionBounds } from '@offsetsync/kafka';
 
-/** Where one anchor's counterpart is on the target, as far as the locator could tell. */
+/** Where a source commit resumes on the target, as far as the locator could tell. */
 export type Location =
-  | { kind: 'found'; offset: number; method: 'delta-probe' | 'timestamp-scan' }
+  | {
+      kind: 'found';
+      /** The offset to commit. */
+      offset: number;
+      /** The target offset of the first copy of the anchor the offset was derived from. */
+      firstCopy: number;
+      role: 'next' | 'last';
+      /** Whether the group reads no copy of a consumed record from there (see resume-point.ts). */
+      exact: boolean;
+      /** Why the answer is inexact, or how a duplicated run was recognised. */
+      detail: string;
+      method: 'delta-probe' | 'timestamp-scan';
+    }
+  /**
+   * No copy on the target, and the target's log start lies past where they were: records at the log
+   * start are stamped later than the anchors (retention or DeleteRecords removed them).
+   */
+  | { kind: 'removed'; detail: string }
   /** No record with a timestamp >= T yet, or the scan reached the log end without a match. */
   | { kind: 'not-arrived'; detail: string; fallbackOffset?: number }
-  /** The scan window ran out before the log end; `fallbackOffset` is the first offset with ts >= T. */
+  /** The scan window ran out before the log end; `fallbackOffset` is the floor the scan started from. */
   | { kind: 'window-exhausted'; fallbackOffset: number; detail: string }
   | { kind: 'topic-missing'; detail: string }
   | { kind: 'partition-missing'; detail: string }
@@ -39,7 +57,7 @@ export interface Translation {
   /** -1 unless the outcome is EXACT or INEXACT. */
   targetOffset: number;
   detail: string;
-  /** The anchor that decided an exact result and the offset of its counterpart, for learning the delta. */
+  /** The anchor that decided an exact result and the offset of its first copy, for the position memory. */
   learned?: { anchor: Anchor; targetOffset: number };
 }
 
@@ -94,14 +112,13 @@ export function decideWithoutTarget(event: OffsetCommitted): Translation | undef
 }
 
 /**
- * Decides the translation once the anchors were looked for. `next` and `last` are the locations of the
- * next-record and last-consumed anchors (undefined when the event has no such anchor or it was not
- * needed). `bounds` are the target partition's bounds (for the log-start clamp and empty sources).
+ * Decides the translation once the commit was located. `location` is undefined when it was not needed (an
+ * empty source partition). `bounds` are the target partition's bounds (for the log-start clamp, the
+ * log-end check and empty sources).
  */
 export function decide(
   event: OffsetCommitted,
-  next: Location | undefined,
-  last: Location | undefined,
+  location: Location | undefined,
   bounds: TargetBounds | undefined,
   options: {
     /** A record that has not arrived may be given up on (pendingFallbackAfterMs passed). */
@@ -115,15 +132,11 @@ export function decide(
 ): Translation {
   const early = decideWithoutTarget(event);
   if (early !== undefined) return early;
-  const locations = [next, last].filter((l): l is Location => l !== undefined);
-  for (const location of locations) {
-    if (location.kind === 'log-append-time')
-      return refused(RefusalReason.REFUSAL_REASON_LOG_APPEND_TIME_TARGET, location.detail);
-    if (location.kind === 'partition-missing')
-      return refused(RefusalReason.REFUSAL_REASON_PARTITION_MISSING, location.detail);
-  }
-  const missingTopic = locations.find((l) => l.kind === 'topic-missing');
-  if (missingTopic !== undefined) return pending(missingTopic.detail);
+  if (location?.kind === 'log-append-time')
+    return refused(RefusalReason.REFUSAL_REASON_LOG_APPEND_TIME_TARGET, location.detail);
+  if (location?.kind === 'partition-missing')
+    return refused(RefusalReason.REFUSAL_REASON_PARTITION_MISSING, location.detail);
+  if (location?.kind === 'topic-missing') return pending(location.detail);
 
   if (event.anchorStatus === AnchorStatus.ANCHOR_STATUS_EMPTY_PARTITION) {
     // Nothing is left on the source to anchor on. The target's log start never skips a record.
@@ -136,57 +149,58 @@ export function decide(
       detail: 'the source partition is empty; starting at the target log start',
     };
   }
+  if (location === undefined) return pending('anchors not located yet');
 
-  let exact: { offset: number; anchor: Anchor; counterpart: number; method: TranslationMethod } | undefined;
-  if (next?.kind === 'found' && event.nextRecord !== undefined) {
-    exact = {
-      offset: next.offset,
-      anchor: event.nextRecord,
-      counterpart: next.offset,
-      method: methodOf(next),
-    };
-  } else if (last?.kind === 'found' && event.lastConsumed !== undefined) {
-    exact = {
-      offset: last.offset + 1,
-      anchor: event.lastConsumed,
-      counterpart: last.offset,
-      method: methodOf(last),
-    };
+  switch (location.kind) {
+    case 'found':
+      return found(event, location, bounds);
+    case 'removed':
+      if (bounds === undefined) return pending(location.detail);
+      return clamp(bounds, location.detail);
+    case 'failed':
+      return pending(`target read failed: ${location.detail}`);
+    case 'not-arrived':
+      // Past the configured patience, the floor is still safe: the counterpart, when it arrives, lands
+      // after everything there now. Never the log end for a record with no such offset.
+      if (options.fallBack && location.fallbackOffset !== undefined) {
+        return fallback(location.fallbackOffset, bounds, `gave up waiting: ${location.detail}`);
+      }
+      return pending(location.detail);
+    case 'window-exhausted':
+      if (options.exhaustedFallsBack === false)
+        return pending(`${location.detail}; searching again before falling back`);
+      return fallback(location.fallbackOffset, bounds, location.detail);
   }
-  if (exact !== undefined) {
-    if (bounds !== undefined && exact.offset < bounds.logStartOffset) {
-      return clamp(bounds, `the counterpart at ${exact.offset} is below the target log start`);
-    }
-    return {
-      outcome: TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
-      method: exact.method,
-      refusalReason: RefusalReason.REFUSAL_REASON_UNSPECIFIED,
-      targetOffset: exact.offset,
-      detail: '',
-      learned: { anchor: exact.anchor, targetOffset: exact.counterpart },
-    };
-  }
+}
 
-  const failed = locations.find((l) => l.kind === 'failed');
-  if (failed !== undefined) return pending(`target read failed: ${failed.detail}`);
-  const notArrived = locations.find((l) => l.kind === 'not-arrived');
-  if (notArrived !== undefined) {
-    // Past the configured patience, the first offset with ts >= T is still safe: the counterpart, when it
-    // arrives, lands after everything there now. Never the log end for a record with no such offset.
-    if (options.fallBack && notArrived.fallbackOffset !== undefined) {
-      return fallback(notArrived.fallbackOffset, bounds, `gave up waiting: ${notArrived.detail}`);
-    }
-    return pending(notArrived.detail);
+/** The translation of a located commit: within the target's bounds, or clamped to its log start. */
+function found(
+  event: OffsetCommitted,
+  location: Extract<Location, { kind: 'found' }>,
+  bounds: TargetBounds | undefined,
+): Translation {
+  if (bounds !== undefined && location.offset > bounds.highWatermark) {
+    // The partition shrank since the records were read (deleted and recreated): never past its end.
+    return pending(
+      `offset ${location.offset} is past the target log end ${bounds.highWatermark}; searching again`,
+    );
   }
-
-  // Only exhausted windows are left: the timestamp offset of the first anchor tried is safe.
-  const exhausted = locations.find(
-    (l): l is Extract<Location, { kind: 'window-exhausted' }> => l.kind === 'window-exhausted',
-  );
-  if (exhausted === undefined) return pending('anchors not located yet');
-  if (options.exhaustedFallsBack === false)
-    return pending(`${exhausted.detail}; searching again before falling back`);
-  return fallback(exhausted.fallbackOffset, bounds, exhausted.detail);
+  if (bounds !== undefined && location.offset < bounds.logStartOffset) {
+    return clamp(bounds, `the counterpart at ${location.offset} is below the target log start`);
+  }
+  const anchor = location.role === 'next' ? event.nextRecord : event.lastConsumed;
+  return {
+    outcome: location.exact
+      ? TranslationOutcome.TRANSLATION_OUTCOME_EXACT
+      : TranslationOutcome.TRANSLATION_OUTCOME_INEXACT,
+    method: methodOf(location),
+    refusalReason: RefusalReason.REFUSAL_REASON_UNSPECIFIED,
+    targetOffset: location.offset,
+    detail: location.detail,
+    ...(location.exact && anchor !== undefined
+      ? { learned: { anchor, targetOffset: location.firstCopy } }
+      : {}),
+  };
 }
 
 /** The inexact, safe answer: the first target offset with a timestamp >= the anchor's. */

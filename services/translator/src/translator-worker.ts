@@ -8,8 +8,9 @@ import { ConfigError, Progress } from '@offsetsync/contracts';
 import {
   BatchConsumer,
   JetStreamPublisher,
+  LastOnSubject,
   provisionDurableConsumer,
-  publishAll,
+  publishNewest,
 } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import {
@@ -20,13 +21,19 @@ import {
   type TranslatorConfig,
 } from '@offsetsync/runtime';
 import { AnchorLocator } from './anchor-locator.js';
-import { DeltaMemory } from './delta-memory.js';
+import { PositionMemory } from './position-memory.js';
+import { translationOrder, type TranslationRank } from './pipeline/publish.js';
 import { TranslationPipeline } from './translation-pipeline.js';
 
 /** Batches translated at once (never two with the same key). */
 const BATCH_CONCURRENCY = 4;
 /** OffsetTranslated events in flight at once while publishing a batch's events. */
 const PUBLISH_CONCURRENCY = 256;
+/**
+ * Keys whose last translation in the stream this instance remembers (a few hundred bytes each): a
+ * publish of such a key needs no read first while no other instance wrote it meanwhile.
+ */
+const KNOWN_TRANSLATIONS = 100_000;
 
 /** The translator's worker: intake from JetStream, lifecycle and heartbeat state around the pipelines. */
 export class TranslatorWorker implements ServiceWorker {
@@ -34,7 +41,8 @@ export class TranslatorWorker implements ServiceWorker {
   private readonly adapter: KafkaAdapter;
   private readonly publisher: JetStreamPublisher;
   private readonly locator: AnchorLocator;
-  private readonly deltas = new DeltaMemory();
+  private readonly positions = new PositionMemory();
+  private readonly knownTranslations = new LastOnSubject<TranslationRank>(KNOWN_TRANSLATIONS);
   private readonly pipelines: TranslationPipeline[] = [];
   private readonly consumers: BatchConsumer[] = [];
   private readonly counts = new Map<string, number>();
@@ -63,7 +71,9 @@ export class TranslatorWorker implements ServiceWorker {
     this.locator = new AnchorLocator(this.adapter, {
       probeWindow: settings.probeWindow,
       scanLimit: settings.scanLimit,
+      duplicateWindow: settings.duplicateWindow,
       cacheSize: settings.cacheSize,
+      recordCacheBytes: settings.recordCacheBytes,
     });
     const outcomes = context.telemetry.meter.createCounter('offsetsync_translations', {
       description: 'Translations by outcome (exact, inexact, pending, refused).',
@@ -108,8 +118,14 @@ export class TranslatorWorker implements ServiceWorker {
         source,
         target,
         locator: this.locator,
-        deltas: this.deltas,
-        publish: (messages) => publishAll(this.publisher, messages, { concurrency: PUBLISH_CONCURRENCY }),
+        positions: this.positions,
+        publish: (messages) =>
+          publishNewest(this.publisher, messages, {
+            stream: names.stream('translated'),
+            order: translationOrder,
+            known: this.knownTranslations,
+            concurrency: PUBLISH_CONCURRENCY,
+          }),
         pendingFallbackAfterMs: this.settings.pendingFallbackAfterMs,
         pendingRetry: { minMs: this.settings.pendingRetryMinMs, maxMs: this.settings.pendingRetryMaxMs },
         tracer: telemetry.tracer,

@@ -11,7 +11,10 @@ const bounds = { logStartOffset: 0, highWatermark: 100 };
 
 describe('buildTranslation', () => {
   it('waits for a record that has not arrived until pendingFallbackAfterMs, then falls back to the timestamp offset', () => {
-    const located = { next: { kind: 'not-arrived' as const, detail: 'not yet', fallbackOffset: 8 }, bounds };
+    const located = {
+      location: { kind: 'not-arrived' as const, detail: 'not yet', fallbackOffset: 8 },
+      bounds,
+    };
     const at = (nowMs: number, pendingFallbackAfterMs: number) =>
       buildTranslation(event, located, { nowMs, deliveryCount: 1, pendingFallbackAfterMs });
     expect(at(5_999, 5_000).outcome).toBe(TranslationOutcome.TRANSLATION_OUTCOME_PENDING);
@@ -26,7 +29,7 @@ describe('buildTranslation', () => {
 
   it('searches an exhausted window again before the delivery that may fall back', () => {
     const located = {
-      next: { kind: 'window-exhausted' as const, fallbackOffset: 3, detail: 'ran out' },
+      location: { kind: 'window-exhausted' as const, fallbackOffset: 3, detail: 'ran out' },
       bounds,
     };
     const on = (deliveryCount: number) =>

@@ -25,7 +25,7 @@ export function buildTranslation(
 ): Translation {
   const waited = delivery.nowMs - event.observedAtMs;
   const fallbackAfter = delivery.pendingFallbackAfterMs;
-  return decide(event, located.next, located.last, located.bounds, {
+  return decide(event, located.location, located.bounds, {
     fallBack: fallbackAfter > 0 && waited >= fallbackAfter,
     // A replicator still catching up makes a search miss records that a moment later are there to be
     // found: an exhausted window is searched again a few times before it falls back.

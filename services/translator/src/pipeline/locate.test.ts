@@ -8,6 +8,7 @@ import {
 } from '@offsetsync/contracts';
 import type { TopicPartition } from '@offsetsync/kafka';
 import { partitionKey, type LocateRequest } from '../anchor-locator.js';
+import type { LearnedPoint } from '../position-memory.js';
 import type { Location, TargetBounds } from '../translation-plan.js';
 import { locateAnchors, locateRequest, readFailures, type Locator } from './locate.js';
 
@@ -30,7 +31,10 @@ class TableLocator implements Locator {
   locate(requests: readonly LocateRequest[]) {
     this.asked.push([...requests]);
     return Promise.resolve({
-      locations: requests.map((r) => this.answers[r.anchor.offset]!),
+      results: requests.map((r) => ({
+        location: this.answers[r.next?.offset ?? -1]!,
+        floorFailed: r.floor?.targetOffset === -1,
+      })),
       bounds: new Map(requests.map((r) => [partitionKey(r.topic, r.partition), bounds])),
     });
   }
@@ -50,41 +54,45 @@ const commit = (partition: number, next?: number, last?: number) =>
     ...(last === undefined ? {} : { lastConsumed: anchor(last) }),
   });
 
+const found = (offset: number): Location => ({
+  kind: 'found',
+  offset,
+  firstCopy: offset,
+  role: 'next',
+  exact: true,
+  detail: '',
+  method: 'delta-probe',
+});
+
 describe('locateRequest', () => {
-  it("asks for the anchor of the role with the partition's delta; nothing without that anchor", () => {
-    expect(locateRequest(commit(3, 10, 9), 'last', 7)).toEqual({
+  it('asks for both anchors of a commit from its learned point; nothing for a commit without anchors', () => {
+    const floor: LearnedPoint = { anchor: anchor(4), targetOffset: 8 };
+    expect(locateRequest(commit(3, 10, 9), floor)).toEqual({
       topic: 't',
       partition: 3,
-      anchor: anchor(9),
-      role: 'last',
-      delta: 7,
+      next: anchor(10),
+      last: anchor(9),
+      floor,
+      distinctAround: 0,
     });
-    expect(locateRequest(commit(3, undefined, 9), 'next', undefined)).toBeUndefined();
+    expect(locateRequest(commit(3), undefined)).toBeUndefined();
   });
 });
 
 describe('locateAnchors', () => {
-  it('looks for the last consumed record only where the next one was not found, and reads bounds for anchorless commits', async () => {
-    const locator = new TableLocator({
-      10: { kind: 'found', offset: 15, method: 'delta-probe' },
-      20: { kind: 'not-arrived', detail: 'later' },
-      19: { kind: 'found', offset: 24, method: 'timestamp-scan' },
-    });
+  it('locates every commit with anchors in one call, reads bounds for anchorless ones, and passes on a failed floor', async () => {
+    const locator = new TableLocator({ 10: found(15), 20: { kind: 'not-arrived', detail: 'later' } });
     const located = await locateAnchors(locator, [
-      { event: commit(0, 10, 9), delta: 5 },
-      { event: commit(1, 20, 19), delta: undefined },
-      { event: commit(2), delta: undefined },
+      { event: commit(0, 10, 9), floor: undefined },
+      { event: commit(1, 20, 19), floor: { anchor: anchor(3), targetOffset: -1 } },
+      { event: commit(2), floor: undefined },
     ]);
-    expect(locator.asked.map((round) => round.map((r) => r.anchor.offset))).toEqual([[10, 20], [19]]);
+    expect(locator.asked.map((round) => round.map((r) => r.next?.offset))).toEqual([[10, 20]]);
     expect(locator.boundsAsked).toEqual([[{ topic: 't', partition: 2 }]]);
     expect(located).toEqual([
-      { next: { kind: 'found', offset: 15, method: 'delta-probe' }, last: undefined, bounds },
-      {
-        next: { kind: 'not-arrived', detail: 'later' },
-        last: { kind: 'found', offset: 24, method: 'timestamp-scan' },
-        bounds,
-      },
-      { next: undefined, last: undefined, bounds },
+      { location: found(15), floorFailed: false, bounds },
+      { location: { kind: 'not-arrived', detail: 'later' }, floorFailed: true, bounds },
+      { bounds },
     ]);
   });
 
@@ -96,15 +104,13 @@ describe('locateAnchors', () => {
 });
 
 describe('readFailures', () => {
-  it('is the error of every anchor whose partition could not be read', () => {
+  it('is the error of every commit whose partition could not be read', () => {
     const error = new OffsetSyncError('broker error', { code: ErrorCodes.KAFKA_BROKER_ERROR });
     expect(
       readFailures([
-        { next: { kind: 'found', offset: 1, method: 'delta-probe' } },
-        {
-          next: { kind: 'failed', detail: 'broker error', error },
-          last: { kind: 'topic-missing', detail: '' },
-        },
+        { location: found(1) },
+        { location: { kind: 'failed', detail: 'broker error', error } },
+        { location: { kind: 'topic-missing', detail: '' } },
       ]),
     ).toEqual([error]);
   });

@@ -1,15 +1,20 @@
 // The publish step of the translation pipeline: the OffsetTranslated event of each translation, built
-// purely from the source commit and its translation and sent through the event envelope.
+// purely from the source commit and its translation and sent through the event envelope, and the order
+// of the translations of one key, by which a translation replaces the key's last one in the translated
+// stream or is left out (see publishNewest in @offsetsync/jetstream).
 import type { Context } from '@opentelemetry/api';
 import {
+  compareVersions,
   encodeEvent,
+  EVENT_TYPE_HEADER,
   OffsetTranslated,
   translatedMessageId,
   TranslationOutcome,
   type Names,
   type OffsetCommitted,
+  type Version,
 } from '@offsetsync/contracts';
-import type { StreamMessage } from '@offsetsync/jetstream';
+import type { RankedMessage, StoredMessage, SubjectOrder } from '@offsetsync/jetstream';
 import type { Translation } from '../translation-plan.js';
 
 const OUTCOME_NAMES: Record<number, string> = {
@@ -41,6 +46,75 @@ export interface PublishedTranslation {
   translatedAtMs: number;
 }
 
+/**
+ * Where a translation stands among the translations of its key: first its version (the source commit's
+ * position in `__consumer_offsets`: a rewind on the source is a newer version), then how far it got, a
+ * final translation (exact, inexact, refused) after every pending attempt of the same version.
+ */
+export interface TranslationRank {
+  version: Version | undefined;
+  /** The attempts of a pending translation; {@link FINAL_STAGE} for a final one. */
+  stage: number;
+}
+
+/** The stage of a final translation: after every pending attempt. */
+export const FINAL_STAGE = Number.POSITIVE_INFINITY;
+
+/** The rank of a translation of `version` with this outcome after `attempts` deliveries. Pure. */
+export function translationRank(
+  version: Version | undefined,
+  outcome: TranslationOutcome,
+  attempts: number,
+): TranslationRank {
+  return {
+    version,
+    stage: outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING ? attempts : FINAL_STAGE,
+  };
+}
+
+/** Negative when `a` is older than `b`, zero when they rank the same, positive when newer. Pure. */
+export function compareTranslationRanks(a: TranslationRank, b: TranslationRank): number {
+  const byVersion = compareVersions(a.version, b.version);
+  if (byVersion !== 0) return byVersion;
+  return a.stage === b.stage ? 0 : a.stage < b.stage ? -1 : 1;
+}
+
+/**
+ * Whether a translation of rank `candidate` replaces the key's stored one: unless the stored one is
+ * newer. The same rank replaces: it is a repeat of the same event (a redelivery, a retried batch), which
+ * JetStream drops by its message id. Offsets play no part: a rewind is a newer version. Pure.
+ */
+export function replacesStored(candidate: TranslationRank, stored: TranslationRank): boolean {
+  return compareTranslationRanks(candidate, stored) >= 0;
+}
+
+/** Lower than every translation: what a stored message that is not a readable OffsetTranslated ranks. */
+const UNREADABLE: TranslationRank = { version: undefined, stage: Number.NEGATIVE_INFINITY };
+
+/**
+ * The rank of a message read back from the translated stream. One that is not a readable
+ * OffsetTranslated ranks below every translation, so the next translation of the key replaces it. Pure.
+ */
+export function storedTranslationRank(stored: Pick<StoredMessage, 'data' | 'headers'>): TranslationRank {
+  // Messages without the type header are OffsetTranslated events of releases before it.
+  const type = stored.headers.get(EVENT_TYPE_HEADER.toLowerCase()) ?? 'OffsetTranslated';
+  if (type !== 'OffsetTranslated') return UNREADABLE;
+  let event: OffsetTranslated;
+  try {
+    event = OffsetTranslated.decode(stored.data);
+  } catch {
+    return UNREADABLE;
+  }
+  if (event.version === undefined) return UNREADABLE;
+  return translationRank(event.version, event.outcome, event.attempts);
+}
+
+/** The order of the translations of one key in the translated stream. */
+export const translationOrder: SubjectOrder<TranslationRank> = {
+  rankOf: storedTranslationRank,
+  replaces: replacesStored,
+};
+
 /** The OffsetTranslated event of one translation. Pure. */
 function translatedEvent(p: PublishedTranslation): OffsetTranslated {
   const { event, translation: t } = p;
@@ -65,15 +139,15 @@ function translatedEvent(p: PublishedTranslation): OffsetTranslated {
 }
 
 /**
- * The stream message of one translation, continuing the trace of `traceContext`. Each attempt of a
- * pending translation is news for health and has a message id of its own; a final one is published
- * once. Pure.
+ * The stream message of one translation, continuing the trace of `traceContext`, with its rank. Each
+ * attempt of a pending translation is news for health and has a message id of its own; a final one is
+ * published once. Pure.
  */
 export function translatedMessage(
   names: Names,
   p: PublishedTranslation,
   traceContext: Context,
-): StreamMessage {
+): RankedMessage<TranslationRank> {
   const pending = p.translation.outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING;
   const msgId = translatedMessageId(
     p.link.source,
@@ -85,5 +159,11 @@ export function translatedMessage(
     { type: 'OffsetTranslated', event: translatedEvent(p) },
     { subject: names.translated(p.link.source, p.link.target, p.event), msgId, trace: traceContext },
   );
-  return { subject: encoded.subject, payload: encoded.payload, headers: encoded.headers, msgId };
+  return {
+    subject: encoded.subject,
+    payload: encoded.payload,
+    headers: encoded.headers,
+    msgId,
+    rank: translationRank(p.event.version, p.translation.outcome, p.attempts),
+  };
 }

@@ -30,16 +30,28 @@ export interface AppliedVersionsStore {
   remove(key: string, expectedRevision: number): Promise<boolean>;
 }
 
-/** The applied-versions bucket over JetStream KV: the AppliedRecord codec on a {@link KvCasStore}. */
+/** What turns a failed KV call into the error to report (see AppliedVersionsBucket.explain). */
+export interface KvFailureExplainer {
+  explain(error: unknown): Promise<unknown>;
+}
+
+/**
+ * The applied-versions bucket over JetStream KV: the AppliedRecord codec on a {@link KvCasStore}. A
+ * failed call is explained by `bucket` when given (a missing bucket is said so and created again).
+ */
 export class KvAppliedVersionsStore implements AppliedVersionsStore {
   private readonly kv: KvCasStore;
 
-  constructor(publisher: JetStreamPublisher, bucket: string) {
+  constructor(
+    publisher: JetStreamPublisher,
+    bucket: string,
+    private readonly failures?: KvFailureExplainer,
+  ) {
     this.kv = new KvCasStore(publisher, bucket);
   }
 
   async read(key: string): Promise<StoredEntry> {
-    const { value, revision } = await this.kv.get(key);
+    const { value, revision } = await this.explained(this.kv.get(key));
     if (value === undefined) return { record: undefined, revision };
     try {
       return { record: decodeAppliedRecord(value), revision };
@@ -53,10 +65,20 @@ export class KvAppliedVersionsStore implements AppliedVersionsStore {
     // Expected revision 0 means "the key holds nothing": it conflicts with a removed key too, and the
     // caller decides again on what it then reads.
     const value = encodeAppliedRecord(record);
-    return expectedRevision === 0 ? this.kv.create(key, value) : this.kv.update(key, value, expectedRevision);
+    return this.explained(
+      expectedRevision === 0 ? this.kv.create(key, value) : this.kv.update(key, value, expectedRevision),
+    );
   }
 
   remove(key: string, expectedRevision: number): Promise<boolean> {
-    return this.kv.remove(key, expectedRevision);
+    return this.explained(this.kv.remove(key, expectedRevision));
+  }
+
+  private async explained<T>(call: Promise<T>): Promise<T> {
+    try {
+      return await call;
+    } catch (error: unknown) {
+      throw this.failures === undefined ? error : await this.failures.explain(error);
+    }
   }
 }

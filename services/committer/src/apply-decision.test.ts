@@ -206,6 +206,125 @@ describe('decideApply: never stale state (invariant 2)', () => {
   });
 });
 
+describe('decideApply: the target is its own floor (invariant 7)', () => {
+  /**
+   * Like simulate, but KV is lost (the record gone) before the deliveries `losses` names: the bucket was
+   * deleted or reset and the streams replay.
+   */
+  function simulateWithLosses(deliveries: readonly Translation[], losses: ReadonlySet<number>) {
+    let stored: AppliedRecord | undefined;
+    let target: TargetCommit | undefined;
+    const committed: Version[] = [];
+    deliveries.forEach((t, i) => {
+      if (losses.has(i)) stored = undefined;
+      const decision = decideApply({
+        source: SOURCE,
+        translation: t,
+        stored,
+        targetCommit: target,
+        nowMs: NOW,
+      });
+      if (decision.kind === 'apply') {
+        stored = decision.record;
+        target = { offset: decision.record.targetOffset, metadata: mark(decision.record.version!) };
+        committed.push(decision.record.version!);
+      } else if (decision.kind === 'skip' && decision.record !== undefined) {
+        stored = decision.record;
+      }
+    });
+    return { target, committed };
+  }
+
+  it('never commits an older version after a newer one, however often KV is lost, and ends on the newest', () => {
+    fc.assert(
+      fc.property(
+        deliveriesArb.chain(({ translations, deliveries }) =>
+          fc
+            .uniqueArray(fc.nat(Math.max(0, deliveries.length - 1)), { maxLength: deliveries.length })
+            .map((losses) => ({ translations, deliveries, losses: new Set(losses) })),
+        ),
+        ({ translations, deliveries, losses }) => {
+          const { target, committed } = simulateWithLosses(deliveries, losses);
+          // A version the target holds may be committed once more after a loss (that rebuilds KV), never
+          // an older one.
+          for (let i = 1; i < committed.length; i++) {
+            expect(compareVersions(committed[i], committed[i - 1])).toBeGreaterThanOrEqual(0);
+          }
+          const max = newest(translations);
+          expect(target).toEqual({ offset: max.targetOffset, metadata: mark(max.version) });
+        },
+      ),
+    );
+  });
+
+  it("skips a version older than the target's mark as stale when KV has no record", () => {
+    const decision = decideApply({
+      source: SOURCE,
+      translation: translation(v(4, 10), 50),
+      stored: undefined,
+      targetCommit: { offset: 40, metadata: mark(v(4, 20)) },
+      nowMs: NOW,
+    });
+    expect(decision).toMatchObject({ kind: 'skip', reason: 'STALE_VERSION' });
+    expect(decision.kind === 'skip' && decision.detail).toMatch(
+      /version 4:10 is older than version 4:20 .*the target's commit mark holds a newer version/,
+    );
+    expect(decision.kind === 'skip' && decision.record).toBeUndefined();
+  });
+
+  it('skips a version older than the mark although KV holds an older record (a commit that landed despite its error)', () => {
+    // The commit of 4:20 returned an error but reached the broker: its reservation was put back to 4:5.
+    const decision = decideApply({
+      source: SOURCE,
+      translation: translation(v(4, 10), 50),
+      stored: applied(v(4, 5), 30),
+      targetCommit: { offset: 40, metadata: mark(v(4, 20)) },
+      nowMs: NOW,
+    });
+    expect(decision).toMatchObject({ kind: 'skip', reason: 'STALE_VERSION' });
+  });
+
+  it('keeps the first translation of the marked version, and commits it again (rebuilding KV) when it is the same', () => {
+    const other = decideApply({
+      source: SOURCE,
+      translation: translation(v(4, 20), 41),
+      stored: undefined,
+      targetCommit: { offset: 40, metadata: mark(v(4, 20)) },
+      nowMs: NOW,
+    });
+    expect(other).toMatchObject({ kind: 'skip', reason: 'STALE_VERSION' });
+    expect(other.kind === 'skip' && other.detail).toMatch(
+      /already committed on the target with target offset 40/,
+    );
+    expect(
+      decideApply({
+        source: SOURCE,
+        translation: translation(v(4, 20), 40),
+        stored: undefined,
+        targetCommit: { offset: 40, metadata: mark(v(4, 20)) },
+        nowMs: NOW,
+      }),
+    ).toMatchObject({ kind: 'apply', reserve: true, record: { version: v(4, 20), targetOffset: 40 } });
+  });
+
+  it("takes no floor from another origin's mark and applies a newer version over the mark", () => {
+    for (const [version, metadata] of [
+      [v(4, 10), mark(v(4, 20), 'other')],
+      [v(4, 21), mark(v(4, 20))],
+    ] as const) {
+      expect(
+        decideApply({
+          source: SOURCE,
+          translation: translation(version, 50),
+          stored: undefined,
+          targetCommit: { offset: 40, metadata },
+          nowMs: NOW,
+        }).kind,
+      ).toBe('apply');
+    }
+  });
+});
+
 describe('decideApply: the target owns what the application committed there (invariant 3)', () => {
   it('detects an unmarked commit that differs from what offsetsync committed', () => {
     const stored = applied(v(1, 1), 10);

@@ -51,15 +51,61 @@ export function isApplicationCommit(
   return commit.offset !== (stored?.targetOffset ?? -1);
 }
 
+/**
+ * The source version and offset of the target's committed offset when it carries offsetsync's mark from
+ * `origin`; undefined for an application's commit, no commit, or a mark of another origin (versions of
+ * different source clusters do not compare).
+ */
+function markedVersion(
+  commit: TargetCommit | undefined,
+  origin: string,
+): { version: Version; offset: number } | undefined {
+  const mark = parseCommitMetadata(commit?.metadata)?.mark;
+  if (commit === undefined || mark === undefined || mark.origin !== origin) return undefined;
+  return {
+    version: { offsetsPartition: mark.offsetsPartition, offsetsOffset: mark.offsetsOffset },
+    offset: commit.offset,
+  };
+}
+
+/**
+ * The target as its own floor (invariant 7): offsetsync's mark on the target's commit names the source
+ * version it applied, so a translation older than that version is stale, and so is the same version with
+ * another target offset (the first translation of a version wins), whatever KV remembers. This keeps a
+ * target from stepping back when the applied-versions bucket was lost or reset and the streams replay.
+ * Undefined when the mark does not forbid the translation. Pure.
+ */
+export function targetFloor(
+  commit: TargetCommit | undefined,
+  origin: string,
+  translation: Pick<Translation, 'version' | 'targetOffset'>,
+): { reason: 'STALE_VERSION'; detail: string } | undefined {
+  const marked = markedVersion(commit, origin);
+  if (marked === undefined) return undefined;
+  const order = compareVersions(translation.version, marked.version);
+  if (order < 0) {
+    return {
+      reason: 'STALE_VERSION',
+      detail:
+        `version ${formatVersion(translation.version)} is older than version ${formatVersion(marked.version)} ` +
+        `that the target's commit mark holds (offset ${marked.offset}); the target's commit mark holds a newer version`,
+    };
+  }
+  if (order === 0 && marked.offset !== translation.targetOffset) {
+    return {
+      reason: 'STALE_VERSION',
+      detail:
+        `version ${formatVersion(translation.version)} is already committed on the target with target offset ` +
+        `${marked.offset} (its commit mark); the first translation of a version wins`,
+    };
+  }
+  return undefined;
+}
+
 /** Whether the target's committed offset is offsetsync's commit of exactly this source version. */
 function isMarkedWith(commit: TargetCommit | undefined, origin: string, version: Version): boolean {
-  const mark = parseCommitMetadata(commit?.metadata)?.mark;
-  return (
-    mark !== undefined &&
-    mark.origin === origin &&
-    mark.offsetsPartition === version.offsetsPartition &&
-    mark.offsetsOffset === version.offsetsOffset
-  );
+  const marked = markedVersion(commit, origin);
+  return marked !== undefined && compareVersions(marked.version, version) === 0;
 }
 
 export interface ApplyInput {
@@ -75,10 +121,12 @@ export interface ApplyInput {
 
 /**
  * Decides what to do with one translation:
- * 1. A version older than the stored one is stale. The same version again is stale too when its target
- *    offset differs (the first translation of a version wins); with the same offset it is a redelivery:
- *    already applied when the target holds offsetsync's mark for it, otherwise committed again (a crash
- *    between the KV reservation and the Kafka commit leaves exactly that state).
+ * 1. A version older than the stored one is stale, and so is one older than the version in offsetsync's
+ *    mark on the target's commit (the target is its own floor: {@link targetFloor}), even when KV has no
+ *    record. The same version again is stale too when its target offset differs (the first translation
+ *    of a version wins); with the same offset it is a redelivery: already applied when the target holds
+ *    offsetsync's mark for it, otherwise committed again (a crash between the KV reservation and the
+ *    Kafka commit leaves exactly that state).
  * 2. The target owns the position from the moment an application commit is first seen there
  *    (`targetOwnedSinceMs`) until a source commit made later than that: earlier source commits are
  *    skipped as TARGET_AHEAD.
@@ -94,6 +142,8 @@ export function decideApply(input: ApplyInput): ApplyDecision {
       detail: `version ${formatVersion(translation.version)} is older than the applied version ${formatVersion(stored?.version)}`,
     };
   }
+  const floor = targetFloor(targetCommit, input.source, translation);
+  if (floor !== undefined) return { kind: 'skip', ...floor };
   if (order === 0 && stored !== undefined) {
     if (translation.targetOffset !== stored.targetOffset) {
       return {
@@ -157,19 +207,22 @@ export function decideApply(input: ApplyInput): ApplyDecision {
 }
 
 /**
- * The record to put back when the commit of a reservation failed: the record before the reservation,
- * keeping any ownership recorded meanwhile (the earlier detection time when both have one). Undefined
- * when there was no record and there is no ownership to keep: the key is then removed.
+ * The record to put back when the commit of a reservation failed or was withdrawn: the record before the
+ * reservation, keeping any ownership recorded meanwhile (the earlier detection time when both have one).
+ * `ownedSinceMs`, when given, is an application commit seen on the target right before the commit (the
+ * reason the commit was withdrawn): it is newer than any ownership recorded before, so it replaces it.
+ * Undefined when there was no record and there is no ownership to keep: the key is then removed.
  */
 export function restoredRecord(
   previous: AppliedRecord | undefined,
   current: AppliedRecord | undefined,
+  ownedSinceMs?: number,
 ): AppliedRecord | undefined {
   const owned = [previous?.targetOwnedSinceMs, current?.targetOwnedSinceMs].filter((t) => t !== undefined);
-  const ownedSinceMs = owned.length === 0 ? undefined : Math.min(...owned);
-  if (previous === undefined && ownedSinceMs === undefined) return undefined;
+  const ownedSince = ownedSinceMs ?? (owned.length === 0 ? undefined : Math.min(...owned));
+  if (previous === undefined && ownedSince === undefined) return undefined;
   const base = withoutOwnership(previous ?? EMPTY_RECORD);
-  return ownedSinceMs === undefined ? base : { ...base, targetOwnedSinceMs: ownedSinceMs };
+  return ownedSince === undefined ? base : { ...base, targetOwnedSinceMs: ownedSince };
 }
 
 /** Whether `record` still holds the reservation `reserved` (same version and offset). */

@@ -197,6 +197,7 @@ function setup(
     target?: TargetCluster;
     clock?: () => number;
     publish?: (messages: StreamMessage[]) => Promise<unknown>;
+    beforeCommit?: (group: string) => Promise<void>;
   } = {},
 ) {
   const store = options.store ?? new MemoryStore();
@@ -230,6 +231,7 @@ function setup(
     logger: pino({ level: 'silent' }),
     problems,
     clock: options.clock ?? (() => NOW),
+    ...(options.beforeCommit === undefined ? {} : { beforeCommit: options.beforeCommit }),
   });
   return { pipeline, store, cluster, published, counters, problems };
 }
@@ -360,7 +362,8 @@ describe('CommitPipeline', () => {
     const store = new MemoryStore();
     const other = setup({ store });
     await other.pipeline.handleBatch([translated({ version: v(1, 30), targetOffset: 9 })]);
-    const { pipeline, cluster, published } = setup({ store, cluster: other.cluster });
+    // A target that does not show the other instance's commit (yet), so only KV tells.
+    const { pipeline, cluster, published } = setup({ store });
     const before = { ...store.calls };
 
     await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);
@@ -369,7 +372,7 @@ describe('CommitPipeline', () => {
     expect(store.calls.write - before.write).toBe(1);
     expect(store.calls.read - before.read).toBe(1);
     expect(published.map((p) => p.event.skipReason)).toEqual([SkipReason.SKIP_REASON_STALE_VERSION]);
-    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 9, metadata: markOf(v(1, 30)) });
+    expect(cluster.commitCalls).toEqual([]);
   });
 
   it('reserves a key it wrote last with one compare-and-set write and no read before it', async () => {
@@ -535,6 +538,164 @@ describe('CommitPipeline', () => {
     ]);
     expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 14, metadata: markOf(v(1, 4)) });
     expect(store.entries.get(key())?.record?.targetOwnedSinceMs).toBeUndefined();
+  });
+
+  it("never steps back when KV is lost: the target's commit mark is the floor", async () => {
+    const { pipeline, cluster, store, published } = setup();
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 50 })]);
+    // The bucket is lost and recreated empty; the streams replay an older translation.
+    const lost = new MemoryStore();
+    const after = setup({ store: lost, cluster });
+    const older = translated({ version: v(1, 10), targetOffset: 80 });
+    await after.pipeline.handleBatch([older]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 50, metadata: markOf(v(1, 20)) });
+    expect(cluster.commitCalls).toHaveLength(1);
+    expect(after.published[0]?.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_STALE_VERSION,
+    });
+    expect(after.published[0]?.event.detail).toMatch(/the target's commit mark holds a newer version/);
+    expect(older.settled).toBe('ack');
+    expect(lost.entries.get(key())).toBeUndefined();
+    // A newer one is applied and KV is written again.
+    await after.pipeline.handleBatch([translated({ version: v(1, 30), targetOffset: 60 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 60, metadata: markOf(v(1, 30)) });
+    expect(lost.entries.get(key())?.record?.version).toEqual(v(1, 30));
+    expect(store.entries.get(key())?.record?.version).toEqual(v(1, 20));
+    expect(published).toHaveLength(1);
+  });
+
+  it('keeps an application commit made between the decision and the commit, reports it and records the ownership', async () => {
+    let racing = false;
+    const { pipeline, cluster, store, published, counters } = setup({
+      beforeCommit: (group) => {
+        // An application using assign() commits without joining the group: the broker takes it.
+        if (racing) cluster.setCommitted(group, 'orders', 0, 77, '');
+        return Promise.resolve();
+      },
+    });
+    await pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 10 })]);
+    racing = true;
+    const raced = translated({ version: v(1, 2), targetOffset: 20, partition: 0 });
+    const other = translated({ version: v(1, 3), targetOffset: 30, partition: 1 });
+    await pipeline.handleBatch([raced, other]);
+
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 77, metadata: '' });
+    // The group's other partition is committed as decided.
+    expect(cluster.offsetOf('g', 'orders', 1)).toEqual({ offset: 30, metadata: markOf(v(1, 3)) });
+    expect(cluster.commitCalls.at(-1)?.entries.map((e) => e.partition)).toEqual([1]);
+    const event = published.find((p) => p.event.partition === 0 && p.event.version?.offsetsOffset === 2);
+    expect(event?.event).toMatchObject({ skipReason: SkipReason.SKIP_REASON_TARGET_AHEAD, targetOffset: -1 });
+    expect(event?.event.detail).toMatch(
+      /the application committed offset 77 on the target after offsetsync decided/,
+    );
+    expect(raced.settled).toBe('ack');
+    // The reservation is withdrawn: the version applied before stays, and the target owns the position.
+    expect(store.entries.get(key())?.record).toMatchObject({
+      version: v(1, 1),
+      targetOffset: 10,
+      targetOwnedSinceMs: NOW,
+    });
+    expect(counters.applicationCommitsSeen()).toEqual({ before_commit: 1, after_commit: 0 });
+
+    // A later redelivery of the same source commit is skipped by the ownership rule; nothing overwrites 77.
+    racing = false;
+    await pipeline.handleBatch([translated({ version: v(1, 2), targetOffset: 20 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 77, metadata: '' });
+    expect(published.at(-1)?.event.skipReason).toBe(SkipReason.SKIP_REASON_TARGET_AHEAD);
+  });
+
+  it('records the ownership of a raced application commit also for a redelivered reservation (nothing was written)', async () => {
+    let racing = false;
+    const { pipeline, cluster, store } = setup({
+      beforeCommit: (group) => {
+        if (racing) cluster.setCommitted(group, 'orders', 0, 77, '');
+        return Promise.resolve();
+      },
+    });
+    // A crash left the reservation of 1:20 in KV without its commit.
+    store.entries.set(key(), {
+      record: { version: v(1, 20), targetOffset: 5, appliedAtMs: 1, sourceCommitTimestampMs: 1 },
+      revision: 1,
+    });
+    racing = true;
+    await pipeline.handleBatch([translated({ version: v(1, 20), targetOffset: 5 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 77, metadata: '' });
+    expect(store.entries.get(key())?.record).toMatchObject({ version: v(1, 20), targetOwnedSinceMs: NOW });
+  });
+
+  it("skips as stale when offsetsync's mark of a newer version appears between the decision and the commit", async () => {
+    const cluster = new FakeCluster();
+    let racing = false;
+    const { pipeline, published, store } = setup({
+      cluster,
+      beforeCommit: (group) => {
+        // Another instance, with a KV that was lost and rebuilt, committed a newer version meanwhile.
+        if (racing) cluster.setCommitted(group, 'orders', 0, 99, markOf(v(1, 9)));
+        return Promise.resolve();
+      },
+    });
+    racing = true;
+    await pipeline.handleBatch([translated({ version: v(1, 5), targetOffset: 50 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 99, metadata: markOf(v(1, 9)) });
+    expect(published[0]?.event.skipReason).toBe(SkipReason.SKIP_REASON_STALE_VERSION);
+    expect(store.entries.get(key())?.record).toBeUndefined();
+  });
+
+  it('reports an application commit that landed right after its commit, and leaves it', async () => {
+    const cluster = new FakeCluster();
+    const target: TargetCluster = {
+      fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
+      commitOffsets: async (group, entries) => {
+        const answers = await cluster.commitOffsets(group, entries);
+        cluster.setCommitted(group, 'orders', 0, 88, null);
+        return answers;
+      },
+    };
+    const { pipeline, published, counters } = setup({ cluster, target });
+    await pipeline.handleBatch([translated({ version: v(1, 5), targetOffset: 50 })]);
+    expect(published[0]?.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_APPLIED,
+      targetOffset: 50,
+    });
+    expect(published[0]?.event.detail).toMatch(
+      /the application committed offset 88 on the target right after/,
+    );
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 88, metadata: null });
+    expect(cluster.commitCalls).toHaveLength(1);
+    expect(counters.applicationCommitsSeen()).toEqual({ before_commit: 0, after_commit: 1 });
+  });
+
+  it('does not commit a newer reserved version again over an application commit (the re-commit check reads the target)', async () => {
+    // Instance A's commit of version 1 is held until B has reserved and committed version 2; right after
+    // A's commit lands, the application commits on its own.
+    let releaseA: (() => void) | undefined;
+    let aInFlight: (() => void) | undefined;
+    const aCommitSent = new Promise<void>((resolve) => (aInFlight = resolve));
+    const store = new MemoryStore();
+    const cluster = new FakeCluster();
+    const slowCluster: TargetCluster = {
+      fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
+      commitOffsets: async (group, entries) => {
+        if (releaseA !== undefined) return cluster.commitOffsets(group, entries);
+        await new Promise<void>((resolve) => {
+          releaseA = resolve;
+          aInFlight?.();
+        });
+        const answers = await cluster.commitOffsets(group, entries);
+        cluster.setCommitted(group, 'orders', 0, 150, '');
+        return answers;
+      },
+    };
+    const a = setup({ store, cluster, target: slowCluster });
+    const b = setup({ store, cluster });
+    const aDone = a.pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 100 })]);
+    await aCommitSent;
+    await b.pipeline.handleBatch([translated({ version: v(1, 2), targetOffset: 200 })]);
+    releaseA!();
+    await aDone;
+    expect(cluster.commitCalls.map((c) => c.entries[0]?.offset)).toEqual([200, 100]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 150, metadata: '' });
   });
 
   it('rejects without settling when the events cannot be published', async () => {

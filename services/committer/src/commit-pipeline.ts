@@ -56,6 +56,11 @@ export interface CommitPipelineOptions {
    * clear them when the area works again; see PipelineAreas. Default: nowhere.
    */
   problems?: ProblemReporter;
+  /**
+   * Runs per group between the decisions and the final read of the target before its commit; see
+   * GroupApplyOptions.beforeCommit. Default: none.
+   */
+  beforeCommit?: (group: string) => Promise<void>;
   /** Keys whose last known KV record and revision are kept in memory (the CAS fast path). Default: `100000`. */
   versionCacheSize?: number;
   clock?: () => number;
@@ -103,6 +108,7 @@ export class CommitPipeline {
       logger,
       clock: this.clock,
       applicationCommitTime: options.applicationCommitTime,
+      beforeCommit: options.beforeCommit,
     });
     this.recommit = new RecommitCheck({ link, target, reservations, logger });
     this.reports = new Reports({

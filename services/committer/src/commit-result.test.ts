@@ -30,4 +30,23 @@ describe('commit results', () => {
     expect(classifyFailure(new Error('boom'))).toEqual({ kind: 'failed', detail: 'INTERNAL: boom' });
     expect(failureDetail(new OffsetSyncError('x', { code: ErrorCodes.TIMEOUT }))).toBe('TIMEOUT: x');
   });
+
+  it('classifies the refusal Kafka 4.1 gives an admin commit to a live KIP-848 consumer-protocol group as active', () => {
+    // What KafkaAdapter.commitOffsets answers for each partition then (test/integration/kafka-adapter.test.ts
+    // checks it against the real broker with a console consumer, group.protocol=consumer).
+    const cause = new OffsetSyncError('commitOffsets failed: broker error UNKNOWN_MEMBER_ID (25)', {
+      code: ErrorCodes.KAFKA_BROKER_ERROR,
+      details: { brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
+    });
+    const refused = new OffsetSyncError('commit to group g refused: the group has live members', {
+      code: ErrorCodes.GROUP_ACTIVE,
+      retryable: false,
+      cause,
+      details: { groupId: 'g', topic: 't', partition: 0, brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 },
+    });
+    expect(classifyCommitError(refused)).toEqual({ kind: 'active' });
+    expect(classifyFailure(refused)).toEqual({ kind: 'active' });
+    // The broker's code alone is not enough: only the adapter's GROUP_ACTIVE says "live members".
+    expect(classifyCommitError(cause)).toMatchObject({ kind: 'failed' });
+  });
 });

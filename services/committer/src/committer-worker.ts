@@ -6,7 +6,6 @@ import {
   BatchConsumer,
   JetStreamPublisher,
   provisionDurableConsumer,
-  provisionKvBucket,
   publishAll,
 } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
@@ -19,6 +18,7 @@ import {
 } from '@offsetsync/runtime';
 import type { JsMsg } from 'nats';
 import { ActiveGroups } from './active-groups.js';
+import { AppliedVersionsBucket } from './applied-versions-bucket.js';
 import { KvAppliedVersionsStore } from './applied-versions-store.js';
 import { CommitPipeline } from './commit-pipeline.js';
 import { OutcomeCounters } from './outcome-counters.js';
@@ -100,11 +100,17 @@ export class CommitterWorker implements ServiceWorker {
     const { config, names, nats, logger, telemetry } = this.context;
     const js = nats.jetstream();
     const jsm = await nats.jetstreamManager();
-    const bucket = names.bucket('applied-versions');
-    await provisionKvBucket(js, bucket, config.nats.streamReplicas);
+    const bucket = new AppliedVersionsBucket({
+      name: names.bucket('applied-versions'),
+      replicas: config.nats.streamReplicas,
+      js,
+      jsm,
+      logger,
+    });
+    await bucket.provision();
     const publisher = new JetStreamPublisher(nats);
     this.publisher = publisher;
-    const store = new KvAppliedVersionsStore(publisher, bucket);
+    const store = new KvAppliedVersionsStore(publisher, names.bucket('applied-versions'), bucket);
     // Reaching the target is checked in the background: an unreachable cluster is reported in heartbeats
     // and retried, never a reason to exit.
     this.connectionWatch = this.watchConnection();

@@ -17,10 +17,22 @@ export type CommitterOutcome =
   /** Not a decodable OffsetTranslated for this committer's link; terminated. */
   | 'malformed';
 
+/**
+ * When an application's own commit on the target was seen around offsetsync's commit of the same
+ * partition: `before_commit`, by the read right before it (offsetsync then did not commit); `after_commit`,
+ * by the read right after it (the application's commit landed later and stands).
+ */
+export type ApplicationCommitSeen = 'before_commit' | 'after_commit';
+
 export class OutcomeCounters {
   private readonly counts = new Map<string, number>();
   private readonly events: Counter;
   private readonly lag: Histogram;
+  private readonly applicationCommits: Counter;
+  private readonly applicationCommitCounts: Record<ApplicationCommitSeen, number> = {
+    before_commit: 0,
+    after_commit: 0,
+  };
 
   constructor(meter: Meter) {
     this.events = meter.createCounter('offsetsync_committer_events', {
@@ -30,6 +42,21 @@ export class OutcomeCounters {
       description: 'Time from the commit on the source to the commit of its translation on the target.',
       unit: 'ms',
     });
+    this.applicationCommits = meter.createCounter('offsetsync_committer_application_commits_raced', {
+      description:
+        "Application commits seen on the target between offsetsync's decision and its commit of the same partition, or right after that commit.",
+    });
+  }
+
+  /** Counts an application commit that raced offsetsync's commit of a partition (not an event outcome). */
+  applicationCommitSeen(when: ApplicationCommitSeen): void {
+    this.applicationCommitCounts[when]++;
+    this.applicationCommits.add(1, { when });
+  }
+
+  /** The application commits counted by {@link applicationCommitSeen} so far. */
+  applicationCommitsSeen(): Record<ApplicationCommitSeen, number> {
+    return { ...this.applicationCommitCounts };
   }
 
   add(outcome: CommitterOutcome, count = 1): void {

@@ -1,7 +1,9 @@
 // The commit pipeline's work on one consumer group: read the group's committed offsets on the target
-// (one OffsetFetch), decide and reserve each key in KV, commit every reserved partition in one
-// OffsetCommit (generation -1, never joining the group), and put back the reservations whose commit
-// failed, so a failure is never remembered as applied. Sets the fate of every item.
+// (one OffsetFetch), decide and reserve each key in KV, read the target again right before committing
+// (an application that uses assign() commits without joining the group, so nothing else tells), commit
+// every reserved partition that is still to be committed in one OffsetCommit (generation -1, never
+// joining the group), read the target once more after it, and put back the reservations whose commit
+// failed or was withdrawn, so neither is ever remembered as applied. Sets the fate of every item.
 import { ErrorCodes, isOffsetSyncError, OffsetSyncError, parseCommitMetadata } from '@offsetsync/contracts';
 import type { CommitAnswer, CommittedOffset } from '@offsetsync/kafka';
 import type { Logger } from '@offsetsync/runtime';
@@ -10,6 +12,7 @@ import type { ApplyDecision, TargetCommit } from '../apply-decision.js';
 import { classifyCommitError, classifyFailure, failureDetail, type CommitResult } from '../commit-result.js';
 import { mapWithConcurrency } from '../concurrency.js';
 import type { OutcomeCounters } from '../outcome-counters.js';
+import { checkBeforeCommit, readAfterCommit } from '../target-reread.js';
 import type { CommitReservation, Reservation, Reservations } from './reservations.js';
 import { commitEntry, type TargetCalls } from './target-calls.js';
 import { KEY_CONCURRENCY, reported, type Fate, type Link, type WorkItem } from './work-item.js';
@@ -90,6 +93,13 @@ export interface GroupApplyOptions {
   logger: Logger;
   clock: () => number;
   applicationCommitTime?: ApplicationCommitTime | undefined;
+  /**
+   * Runs once per group with something to commit, after the decisions and reservations and before the
+   * target's committed offsets are read again for the commit: the window in which an application's own
+   * commit must be seen and kept. A seam to hold the group there (tests force an application commit into
+   * it); a rejection fails the group's commit like a failed call to the target. Default: none.
+   */
+  beforeCommit?: ((group: string) => Promise<void>) | undefined;
 }
 
 /** Decides, reserves and commits the translations of one group. */
@@ -140,14 +150,125 @@ export class GroupApply {
       }
     });
 
-    const toCommit: CommitReservation[] = [];
+    const decided: CommitReservation[] = [];
     for (const r of reservations) {
       const { decision } = r;
-      if (decision.kind === 'apply') toCommit.push({ ...r, decision });
+      if (decision.kind === 'apply') decided.push({ ...r, decision });
       else r.item.fate = decisionFate(decision, now);
     }
+    if (decided.length === 0) return [];
+    const toCommit = await this.checkTargetAgain(group, decided, commitOf);
     if (toCommit.length === 0) return [];
     return this.commit(group, toCommit, now);
+  }
+
+  /**
+   * Reads the target again right before the commit and withdraws the partitions that changed there since
+   * the decision in a way that forbids the commit: an application commit (kept, reported TARGET_AHEAD,
+   * the ownership recorded) or offsetsync's mark of a newer version (STALE_VERSION). Resolves with the
+   * partitions still to be committed; a failed read fails them all, as a failed commit would.
+   */
+  private async checkTargetAgain(
+    group: string,
+    decided: readonly CommitReservation[],
+    seen: ReadonlyMap<string, TargetCommit>,
+  ): Promise<CommitReservation[]> {
+    const { reservations, link, logger } = this.options;
+    let current: Map<string, TargetCommit>;
+    try {
+      await this.options.beforeCommit?.(group);
+      current = await this.targetCommits(
+        group,
+        await this.options.target.fetchCommittedOffsets(group, [
+          ...new Set(decided.map((r) => r.item.translation.topic)),
+        ]),
+      );
+    } catch (error: unknown) {
+      await mapWithConcurrency(decided, KEY_CONCURRENCY, (r) => reservations.restore(r));
+      this.groupFailed(
+        group,
+        decided.map((r) => r.item),
+        error,
+      );
+      return [];
+    }
+    const now = this.options.clock();
+    const toCommit: CommitReservation[] = [];
+    const withdrawn: { r: CommitReservation; ownedSinceMs?: number }[] = [];
+    for (const r of decided) {
+      const key = partitionKey(r.item.translation.topic, r.item.translation.partition);
+      const check = checkBeforeCommit({
+        source: link.source,
+        reserved: r.decision.record,
+        lastCommitted: r.written === undefined ? r.decision.record : r.written.previous,
+        seen: seen.get(key),
+        current: current.get(key),
+        nowMs: now,
+      });
+      if (check.kind === 'commit') {
+        toCommit.push(r);
+        continue;
+      }
+      r.item.fate = reported(check.reason, -1, check.detail, now);
+      if (check.reason === 'TARGET_AHEAD') {
+        withdrawn.push({ r, ownedSinceMs: check.ownedSinceMs });
+        this.options.counters.applicationCommitSeen('before_commit');
+        logger.warn(
+          {
+            group,
+            topic: r.item.translation.topic,
+            partition: r.item.translation.partition,
+            applicationOffset: current.get(key)?.offset,
+            notCommitted: r.decision.record.targetOffset,
+          },
+          'the application committed on the target between the decision and the commit; kept its commit and did not commit this partition',
+        );
+      } else {
+        withdrawn.push({ r });
+      }
+    }
+    await mapWithConcurrency(withdrawn, KEY_CONCURRENCY, (w) => reservations.restore(w.r, w.ownedSinceMs));
+    return toCommit;
+  }
+
+  /**
+   * Reads the target once more after the commit: an application commit that landed right after
+   * offsetsync's stands (it is newer), and is reported in the event's detail, a warning and a count. A
+   * failed read changes nothing: the commit itself succeeded.
+   */
+  private async checkTargetAfter(group: string, applied: readonly CommitReservation[]): Promise<void> {
+    const { link, logger } = this.options;
+    let current: CommittedOffset[];
+    try {
+      current = await this.options.target.fetchCommittedOffsets(group, [
+        ...new Set(applied.map((r) => r.item.translation.topic)),
+      ]);
+    } catch (error: unknown) {
+      logger.warn({ err: error, group }, 'could not read the target again after the commit');
+      return;
+    }
+    const commitOf = new Map(current.map((c) => [partitionKey(c.topic, c.partition), c]));
+    for (const r of applied) {
+      const { topic, partition } = r.item.translation;
+      const after = readAfterCommit(
+        link.source,
+        r.decision.record,
+        commitOf.get(partitionKey(topic, partition)),
+      );
+      if (after.kind !== 'application-commit') continue;
+      if (r.item.fate?.kind === 'report') r.item.fate.report.detail = after.detail;
+      this.options.counters.applicationCommitSeen('after_commit');
+      logger.warn(
+        {
+          group,
+          topic,
+          partition,
+          applicationOffset: after.offset,
+          committed: r.decision.record.targetOffset,
+        },
+        "the application committed on the target right after offsetsync's commit; its commit stands",
+      );
+    }
   }
 
   /**
@@ -226,6 +347,7 @@ export class GroupApply {
     }
     // A failed commit must not be remembered as applied.
     await mapWithConcurrency(failed, KEY_CONCURRENCY, (r) => reservations.restore(r));
+    if (applied.length > 0) await this.checkTargetAfter(group, applied);
     return applied;
   }
 

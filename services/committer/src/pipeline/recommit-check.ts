@@ -9,11 +9,15 @@
 // last write to Kafka is always the newest reserved version. (Whoever reserved the newest version
 // reserved it before that version's own commit; any older commit that lands later is followed by its
 // committer's check, which then sees the newest version and writes it once more.) A position the target
-// owns is left alone.
+// owns is left alone, and so is what the target holds now when it forbids the commit: the target is read
+// right before committing again, and a key is skipped when offsetsync's mark there holds a newer version
+// (the floor: KV may have been lost and rebuilt with older versions) or the application committed there.
 import type { Version } from '@offsetsync/contracts';
+import type { AppliedRecord } from '../applied-record.js';
 import type { Logger } from '@offsetsync/runtime';
 import { newerReservation } from '../apply-decision.js';
 import { mapWithConcurrency } from '../concurrency.js';
+import { recommitBlocked } from '../target-reread.js';
 import type { CommitReservation, Reservations } from './reservations.js';
 import { commitEntry, type TargetCalls } from './target-calls.js';
 import { KEY_CONCURRENCY, type Link, type WorkItem } from './work-item.js';
@@ -54,15 +58,17 @@ export class RecommitCheck {
           })
         ).filter((n) => n !== undefined);
         if (newer.length === 0) return;
+        const allowed = await this.allowedByTarget(group, newer);
+        if (allowed.length === 0) return;
         logger.debug(
-          { group, keys: newer.length },
+          { group, keys: allowed.length },
           'newer versions were reserved while committing; committing them again so they are written last',
         );
         const answers = await target.commitOffsets(
           group,
-          newer.map((n) => commitEntry(link.source, n.item.translation, n.record)),
+          allowed.map((n) => commitEntry(link.source, n.item.translation, n.record)),
         );
-        watched = newer
+        watched = allowed
           .filter((_, i) => answers[i]?.error === undefined)
           .map((n) => ({ item: n.item, version: n.record.version! }));
       }
@@ -75,5 +81,28 @@ export class RecommitCheck {
     } catch (error: unknown) {
       logger.warn({ err: error, group }, 'post-commit check failed');
     }
+  }
+
+  /** The keys whose newer version the target's committed offsets, read now, allow to be committed again. */
+  private async allowedByTarget<T extends { item: WorkItem; record: AppliedRecord }>(
+    group: string,
+    newer: readonly T[],
+  ): Promise<T[]> {
+    const { target, link, logger } = this.options;
+    const committed = await target.fetchCommittedOffsets(group, [
+      ...new Set(newer.map((n) => n.item.translation.topic)),
+    ]);
+    const commitOf = new Map(committed.map((c) => [`${c.topic}\u0000${c.partition}`, c]));
+    return newer.filter((n) => {
+      const { topic, partition } = n.item.translation;
+      const blocked = recommitBlocked(link.source, n.record, commitOf.get(`${topic}\u0000${partition}`));
+      if (blocked !== undefined) {
+        logger.info(
+          { group, topic, partition, reason: blocked },
+          'not committing a newer reserved version again',
+        );
+      }
+      return blocked === undefined;
+    });
   }
 }

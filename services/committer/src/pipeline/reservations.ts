@@ -113,17 +113,24 @@ export class Reservations {
   }
 
   /**
-   * Puts back the record a reservation replaced, after its Kafka commit failed. Only while KV still
-   * holds that reservation: a newer version reserved meanwhile by another instance stays.
+   * Puts back the record a reservation replaced, after its Kafka commit failed or was withdrawn. Only
+   * while KV still holds that reservation: a newer version reserved meanwhile by another instance stays.
+   * `ownedSinceMs`: the commit was withdrawn because the application committed on the target; the
+   * record put back says the target owns the position since then (written even when the decision
+   * reserved nothing, a redelivery of the version KV holds).
    */
-  async restore(r: Reservation): Promise<void> {
-    if (r.written === undefined || r.decision.kind !== 'apply') return;
+  async restore(r: Reservation, ownedSinceMs?: number): Promise<void> {
+    if (r.decision.kind !== 'apply') return;
+    if (r.written === undefined && ownedSinceMs === undefined) return;
     const reserved = r.decision.record;
-    let current: AppliedRecord | undefined = reserved;
-    let revision = r.written.revision;
+    const previous = r.written === undefined ? reserved : r.written.previous;
+    let { record: current, revision }: StoredEntry =
+      r.written === undefined
+        ? await this.read(r.item.key)
+        : { record: reserved, revision: r.written.revision };
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       if (!holdsReservation(current, reserved)) return;
-      const restored = restoredRecord(r.written.previous, current);
+      const restored = restoredRecord(previous, current, ownedSinceMs);
       const done =
         restored === undefined
           ? await this.remove(r.item.key, revision)
@@ -133,7 +140,7 @@ export class Reservations {
     }
     this.options.logger.warn(
       { key: r.item.key },
-      'could not restore the applied-versions record after a failed commit',
+      'could not restore the applied-versions record after a failed or withdrawn commit',
     );
   }
 

@@ -6,9 +6,13 @@ const HELP = `offsetsync cutover --group <group> --from <source> --to <target> [
 
 Verifies that a consumer group can move from the source cluster to the target cluster now. It waits until
 the group has no members on the source and the offsets it last committed there have been translated
-exactly and committed on the target, then says it is safe to start the consumers on the target. When that
-does not happen within --timeout it says why not: still active on the source, a translation pending or
-inexact (with the records a consumer would replay), refused, or the group active on the target.
+exactly and committed on the target, and proves it on the target itself: for every partition the record at
+the group's committed offset there is the counterpart (same timestamp, same fingerprint of key and value)
+of the next record on the source, and none of the --proof-window records that follow is a copy of a record
+the group already consumed. Then it says it is safe to start the consumers on the target. When that does
+not happen within --timeout it says why not: still active on the source, a translation pending or inexact
+(with the records a consumer would replay), refused, the group active on the target, or the target's
+position not proven (NOT_PROVEN, REPLAY_ON_TARGET, TARGET_UNREADABLE).
 
 Options:
   --group <group>         Consumer group id (required).
@@ -19,7 +23,11 @@ ${HEALTH_CONNECTION_HELP}
                           The address defaults to the config's health section, if it has one.
   --timeout <dur>         How long to wait for the cutover to become safe. Default: 2m.
   --interval <dur>        How often to look again while waiting. Default: 1s.
-  --json                  Print the outcome as one JSON object instead of text.
+  --proof-window <n>      Records read on each side of the committed offsets, on both clusters, to
+                          prove the target's position. Default: 500; at most 10000. A replay further
+                          than that after the target offset is not seen.
+  --json                  Print the outcome as one JSON object instead of text, with what was checked
+                          per partition ("proofs").
   -h, --help              Show this help.
 
 Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad command line.

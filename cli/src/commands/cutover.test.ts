@@ -14,6 +14,7 @@ describe('parseCutoverArgs', () => {
       connection: { address: undefined, tls: false },
       timeoutMs: 120_000,
       intervalMs: 1_000,
+      proofWindow: 500,
       json: false,
     });
   });
@@ -27,14 +28,27 @@ describe('parseCutoverArgs', () => {
       '10m',
       '--interval',
       '250ms',
+      '--proof-window',
+      '10000',
       '--json',
     ]);
-    expect(args).toMatchObject({ config: 'o.yaml', timeoutMs: 600_000, intervalMs: 250, json: true });
+    expect(args).toMatchObject({
+      config: 'o.yaml',
+      timeoutMs: 600_000,
+      intervalMs: 250,
+      proofWindow: 10_000,
+      json: true,
+    });
   });
 
   it('names what is missing or wrong as a usage error', () => {
     expect(() => parseCutoverArgs(['--group', 'g'])).toThrow(new UsageError('missing --from, --to'));
     expect(() => parseCutoverArgs([...base, '--timeout', 'soon'])).toThrow(/--timeout/);
     expect(() => parseCutoverArgs([...base, '--wait'])).toThrow(UsageError);
+    for (const bad of ['0', '10001', '5e2', '-1', '']) {
+      expect(() => parseCutoverArgs([...base, `--proof-window=${bad}`])).toThrow(
+        /--proof-window: .*1 to 10000/,
+      );
+    }
   });
 });

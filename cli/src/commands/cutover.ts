@@ -7,7 +7,9 @@ import { KafkaAdapter } from '@offsetsync/kafka';
 import { loadConfig, type OffsetSyncConfig, parseDuration } from '@offsetsync/runtime';
 import { pino } from 'pino';
 import { type CommandIo, UsageError } from '../command.js';
-import { type CutoverVerdict, cutoverVerdict } from '../cutover/cutover-verdict.js';
+import { type CutoverVerdict, cutoverVerdict, provenVerdict } from '../cutover/cutover-verdict.js';
+import { PROOF_WINDOW_DEFAULT, PROOF_WINDOW_MAX, type PartitionProof } from '../cutover/target-proof.js';
+import { readAndProve } from '../cutover/target-proof-reads.js';
 import { getGroup, healthAddressFromConfig, healthConnection } from '../health-client.js';
 import { HEALTH_CONNECTION_OPTIONS, type HealthConnectionValues } from '../health-connection-options.js';
 
@@ -19,7 +21,18 @@ interface CutoverArgs {
   connection: HealthConnectionValues;
   timeoutMs: number;
   intervalMs: number;
+  /** Records compared on each side of the committed offsets (`--proof-window`). */
+  proofWindow: number;
   json: boolean;
+}
+
+function records(option: string, value: string | undefined, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const parsed = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  if (!(parsed >= 1 && parsed <= max)) {
+    throw new UsageError(`--${option}: expected a number of records from 1 to ${max}, got "${value}"`);
+  }
+  return parsed;
 }
 
 function duration(option: string, value: string | undefined, fallbackMs: number): number {
@@ -44,6 +57,7 @@ export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
         ...HEALTH_CONNECTION_OPTIONS,
         timeout: { type: 'string' },
         interval: { type: 'string' },
+        'proof-window': { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     }));
@@ -66,17 +80,28 @@ export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
     },
     timeoutMs: duration('timeout', values.timeout, 120_000),
     intervalMs: duration('interval', values.interval, 1_000),
+    proofWindow: records('proof-window', values['proof-window'], PROOF_WINDOW_DEFAULT, PROOF_WINDOW_MAX),
     json: values.json,
   };
 }
 
-/** One look at the source cluster and the health service; an unreachable one is a reason, not a crash. */
+interface Observation {
+  verdict: CutoverVerdict;
+  /** What was checked on the target, per partition; empty while the verdict was blocked before that. */
+  proofs: PartitionProof[];
+}
+
+/**
+ * One look at the source cluster, the health service and, once those say safe, the target's records; an
+ * unreachable one is a reason, not a crash.
+ */
 async function observe(
   args: CutoverArgs,
-  source: KafkaAdapter,
+  clusters: { source: KafkaAdapter; target: KafkaAdapter },
   health: OffsetSyncHealthClient,
   healthAddress: string,
-): Promise<CutoverVerdict> {
+): Promise<Observation> {
+  const { source, target } = clusters;
   const [group, committed, status] = await Promise.allSettled([
     source.describeGroup(args.group),
     source.fetchCommittedOffsets(args.group),
@@ -95,12 +120,15 @@ async function observe(
   ].filter((m) => m !== '');
   if (group.status === 'rejected' || committed.status === 'rejected' || status.status === 'rejected') {
     return {
-      safe: false,
-      summary: `cannot tell whether group ${args.group} can start on ${args.to}:`,
-      blocks: unreachable.map((m) => ({ code: 'UNREACHABLE', partition: '', message: m })),
+      verdict: {
+        safe: false,
+        summary: `cannot tell whether group ${args.group} can start on ${args.to}:`,
+        blocks: unreachable.map((m) => ({ code: 'UNREACHABLE', partition: '', message: m })),
+      },
+      proofs: [],
     };
   }
-  return cutoverVerdict({
+  const verdict = cutoverVerdict({
     group: args.group,
     from: args.from,
     to: args.to,
@@ -108,6 +136,35 @@ async function observe(
     sourceCommitted: committed.value,
     status: status.value,
   });
+  if (!verdict.safe) return { verdict, proofs: [] };
+  let proofs: PartitionProof[];
+  try {
+    proofs = await readAndProve({
+      group: args.group,
+      committed: committed.value.filter((c) => c.offset >= 0),
+      source,
+      target,
+      window: args.proofWindow,
+      from: args.from,
+      to: args.to,
+    });
+  } catch (error: unknown) {
+    return {
+      verdict: {
+        safe: false,
+        summary: `cannot tell whether group ${args.group} can start on ${args.to}:`,
+        blocks: [
+          {
+            code: 'TARGET_UNREADABLE',
+            partition: '',
+            message: `cannot read the group's offsets or records on ${args.to}: ${message(error)}`,
+          },
+        ],
+      },
+      proofs: [],
+    };
+  }
+  return { verdict: provenVerdict(verdict, proofs, { group: args.group, to: args.to }), proofs };
 }
 
 function message(error: unknown): string {
@@ -120,7 +177,7 @@ function describe(verdict: CutoverVerdict): string {
     : [verdict.summary, ...verdict.blocks.map((b) => `  - ${b.message}`)].join('\n');
 }
 
-function sourceCluster(config: OffsetSyncConfig, alias: string) {
+function clusterOf(config: OffsetSyncConfig, alias: string) {
   const cluster = config.clusters[alias];
   if (cluster === undefined) {
     const known = Object.keys(config.clusters).join(', ') || 'none';
@@ -145,35 +202,37 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
   }
   const connection = healthConnection(args.connection, healthAddressFromConfig(config));
   const healthAddress = connection.address;
-  const cluster = sourceCluster(config, args.from);
-  const source = new KafkaAdapter({
-    cluster,
-    clientId: cluster.clientId ?? 'offsetsync-cutover',
-    logger: pino({ level: 'silent' }),
-  });
+  const adapter = (alias: string) => {
+    const cluster = clusterOf(config, alias);
+    return new KafkaAdapter({
+      cluster,
+      clientId: cluster.clientId ?? 'offsetsync-cutover',
+      logger: pino({ level: 'silent' }),
+    });
+  };
+  const clusters = { source: adapter(args.from), target: adapter(args.to) };
   const health = new OffsetSyncHealthClient(connection.address, connection.credentials);
   try {
     const deadline = Date.now() + args.timeoutMs;
-    let verdict = await observe(args, source, health, healthAddress);
+    let { verdict, proofs } = await observe(args, clusters, health, healthAddress);
     let shown = '';
     while (!verdict.safe && Date.now() + args.intervalMs <= deadline) {
       const text = describe(verdict).replace(/^not safe[^\n]*:/, 'waiting:');
       if (!args.json && text !== shown) io.stderr(`${text}\n`);
       shown = text;
       await sleep(args.intervalMs);
-      verdict = await observe(args, source, health, healthAddress);
+      ({ verdict, proofs } = await observe(args, clusters, health, healthAddress));
     }
     if (args.json) {
       const blocks = verdict.safe ? [] : verdict.blocks;
-      io.stdout(
-        `${JSON.stringify({ group: args.group, from: args.from, to: args.to, safe: verdict.safe, blocks })}\n`,
-      );
+      const outcome = { group: args.group, from: args.from, to: args.to, safe: verdict.safe, blocks, proofs };
+      io.stdout(`${JSON.stringify(outcome)}\n`);
     } else {
       io.stdout(`${describe(verdict)}\n`);
     }
     return verdict.safe ? 0 : 1;
   } finally {
     health.close();
-    await source.disconnect();
+    await Promise.all([clusters.source.disconnect(), clusters.target.disconnect()]);
   }
 }

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { GroupStatus, PartitionStatus, PartitionSyncState } from '@offsetsync/contracts';
 import { describe, expect, it } from 'vitest';
-import { type CutoverInput, cutoverVerdict } from './cutover-verdict.js';
+import { type CutoverInput, cutoverVerdict, provenVerdict } from './cutover-verdict.js';
+import type { PartitionProof } from './target-proof.js';
 
 const S = PartitionSyncState;
 
@@ -146,5 +147,65 @@ describe('cutoverVerdict', () => {
         },
       ),
     );
+  });
+});
+
+describe('provenVerdict', () => {
+  const proof = (partition: string, over: Partial<PartitionProof> = {}): PartitionProof => ({
+    partition,
+    sourceOffset: 100,
+    targetOffset: 107,
+    nextRecord: 'match',
+    examined: 500,
+    consumedCopies: 0,
+    identicalAcrossCommit: 0,
+    proven: true,
+    failure: null,
+    message: `${partition}: proven`,
+    ...over,
+  });
+  const link = { group: 'billing', to: 'cloud' };
+
+  it('keeps a safe verdict safe only when every partition is proven on the target', () => {
+    const v = provenVerdict(cutoverVerdict(input()), [proof('orders-0'), proof('orders-1')], link);
+    expect(v.safe).toBe(true);
+    expect(v.summary).toContain('proven on cloud');
+  });
+
+  it('turns each unproven partition into a block with its code and reason', () => {
+    const v = provenVerdict(
+      cutoverVerdict(input()),
+      [
+        proof('orders-0', {
+          proven: false,
+          failure: 'REPLAY',
+          consumedCopies: 1,
+          message: 'orders-0: replays',
+        }),
+        proof('orders-1', { proven: false, failure: 'NEXT_RECORD_MISMATCH', message: 'orders-1: mismatch' }),
+      ],
+      link,
+    );
+    expect(v).toEqual({
+      safe: false,
+      summary: 'not safe to start group billing on cloud yet:',
+      blocks: [
+        { code: 'REPLAY_ON_TARGET', partition: 'orders-0', message: 'orders-0: replays' },
+        { code: 'NOT_PROVEN', partition: 'orders-1', message: 'orders-1: mismatch' },
+      ],
+    });
+    const unreadable = provenVerdict(
+      cutoverVerdict(input()),
+      [proof('orders-0'), proof('orders-1', { proven: false, failure: 'UNREADABLE' })],
+      link,
+    );
+    expect(!unreadable.safe && unreadable.blocks.map((b) => b.code)).toEqual(['TARGET_UNREADABLE']);
+  });
+
+  it('refuses when a partition went unchecked, and leaves a blocked verdict as it was', () => {
+    const v = provenVerdict(cutoverVerdict(input()), [proof('orders-0')], link);
+    expect(!v.safe && v.blocks.map((b) => b.code)).toEqual(['NOT_PROVEN']);
+    const blocked = cutoverVerdict(input({ status: undefined }));
+    expect(provenVerdict(blocked, [], link)).toBe(blocked);
   });
 });

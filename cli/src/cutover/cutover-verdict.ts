@@ -2,6 +2,7 @@
 // health service report, so every reason `offsetsync cutover` gives is unit-tested.
 import { type GroupStatus, type PartitionStatus, PartitionSyncState } from '@offsetsync/contracts';
 import { type CommittedOffset, type GroupDescription } from '@offsetsync/kafka';
+import type { PartitionProof } from './target-proof.js';
 
 /** Why a cutover is not safe yet. Stable codes for scripts; the message is for people. */
 type CutoverBlockCode =
@@ -14,9 +15,15 @@ type CutoverBlockCode =
   | 'ACTIVE_ON_TARGET'
   | 'TARGET_AHEAD'
   /** The source cluster or the health service could not be asked. */
-  | 'UNREACHABLE';
+  | 'UNREACHABLE'
+  /** The target's committed offset could not be proven exact from the records there (target-proof.ts). */
+  | 'NOT_PROVEN'
+  /** Records from the committed target offset on are copies of records the group consumed on the source. */
+  | 'REPLAY_ON_TARGET'
+  /** The target's committed offsets or records could not be read. */
+  | 'TARGET_UNREADABLE';
 
-interface CutoverBlock {
+export interface CutoverBlock {
   code: CutoverBlockCode;
   /** `topic-partition`, or empty for a reason about the whole group. */
   partition: string;
@@ -134,4 +141,53 @@ export function cutoverVerdict(input: CutoverInput): CutoverVerdict {
     };
   }
   return { safe: false, blocks, summary: `not safe to start group ${group} on ${to} yet:` };
+}
+
+const PROOF_BLOCKS: Readonly<Record<NonNullable<PartitionProof['failure']>, CutoverBlockCode>> = {
+  NO_TARGET_COMMIT: 'NOT_PROVEN',
+  TARGET_TRUNCATED: 'NOT_PROVEN',
+  TARGET_PAST_END: 'NOT_PROVEN',
+  NEXT_RECORD_NOT_ON_TARGET: 'NOT_PROVEN',
+  NEXT_RECORD_MISMATCH: 'NOT_PROVEN',
+  LAST_CONSUMED_MISMATCH: 'NOT_PROVEN',
+  IDENTICAL_RECORDS_AMBIGUOUS: 'NOT_PROVEN',
+  NOTHING_TO_COMPARE: 'NOT_PROVEN',
+  REPLAY: 'REPLAY_ON_TARGET',
+  UNREADABLE: 'TARGET_UNREADABLE',
+  SOURCE_UNREADABLE: 'UNREACHABLE',
+};
+
+/**
+ * The verdict once the target's records were checked: a safe verdict stays safe only when every partition
+ * it counted is proven on the target (one proof each); each partition that is not becomes a block.
+ */
+export function provenVerdict(
+  verdict: CutoverVerdict,
+  proofs: readonly PartitionProof[],
+  link: { group: string; to: string },
+): CutoverVerdict {
+  const { group, to } = link;
+  if (!verdict.safe) return verdict;
+  const blocks: CutoverBlock[] = proofs
+    .filter((p) => !p.proven)
+    .map((p) => ({
+      code: PROOF_BLOCKS[p.failure ?? 'NOTHING_TO_COMPARE'],
+      partition: p.partition,
+      message: p.message,
+    }));
+  if (proofs.length !== verdict.partitions) {
+    blocks.push({
+      code: 'NOT_PROVEN',
+      partition: '',
+      message: `${proofs.length} of the ${verdict.partitions} partition(s) were checked on ${to}`,
+    });
+  }
+  if (blocks.length > 0)
+    return { safe: false, blocks, summary: `not safe to start group ${group} on ${to} yet:` };
+  return {
+    ...verdict,
+    summary:
+      `${verdict.summary}; proven on ${to}: at every committed offset there the next record is the ` +
+      "counterpart of the source's, and no copy of a consumed record follows",
+  };
 }

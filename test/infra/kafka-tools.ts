@@ -39,6 +39,10 @@ export interface RunKafkaToolOptions {
   input?: string;
   /** Jar folder to use. Default: the cached distribution of `ensureKafkaDistribution()`. */
   libDir?: string;
+  /** Ends the tool with SIGTERM, a clean shutdown (a consumer leaves its group), when aborted. */
+  signal?: AbortSignal;
+  /** Called with each chunk the tool writes to stdout, as it arrives. */
+  onStdout?: (chunk: string) => void;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -104,8 +108,14 @@ async function runKafkaTool(
   const child = spawn('java', javaArgs, { stdio: ['pipe', 'pipe', 'pipe'] });
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
-  child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout.push(chunk);
+    options.onStdout?.(chunk.toString('utf8'));
+  });
   child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+  const terminate = () => child.kill('SIGTERM');
+  if (options.signal?.aborted === true) terminate();
+  options.signal?.addEventListener('abort', terminate, { once: true });
   // A tool that exits before reading its input must not fail the run with EPIPE.
   child.stdin.on('error', () => undefined);
   child.stdin.end(options.input ?? '');
@@ -131,6 +141,7 @@ async function runKafkaTool(
     };
   } finally {
     clearTimeout(timer);
+    options.signal?.removeEventListener('abort', terminate);
   }
 }
 
@@ -252,4 +263,59 @@ export function consoleProducer(options: ConsoleProducerOptions): Promise<KafkaT
     input,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   });
+}
+
+/** A console consumer that runs until stopped: see {@link startConsoleConsumer}. */
+export interface RunningConsoleConsumer {
+  /** The record values printed so far, one per record. */
+  values(): string[];
+  /**
+   * Ends it with SIGTERM: it commits, leaves the group and exits. Resolves once it exited; `ok` when it
+   * exited by that signal (the JVM's 143) or by itself with 0. Calling it again returns the same promise.
+   */
+  stop(): Promise<KafkaToolResult>;
+}
+
+/**
+ * Starts `kafka-console-consumer.sh` in a consumer group and leaves it running (a live member of the
+ * group) until `stop()`; it is killed after `processTimeoutMs` (default 600 000 ms) in any case.
+ */
+export function startConsoleConsumer(
+  options: Omit<ConsoleConsumerOptions, 'maxMessages' | 'timeoutMs'>,
+): RunningConsoleConsumer {
+  const properties: Record<string, string> = {
+    'group.protocol': options.groupProtocol,
+    ...options.extraProperties,
+  };
+  const args = [
+    '--bootstrap-server',
+    options.bootstrap,
+    '--topic',
+    options.topic,
+    '--group',
+    options.group,
+    ...(options.fromBeginning === false ? [] : ['--from-beginning']),
+    ...Object.entries(properties).flatMap(([key, value]) => ['--consumer-property', `${key}=${value}`]),
+  ];
+  const abort = new AbortController();
+  let printed = '';
+  const run = runKafkaTool(KafkaToolMainClass.consoleConsumer, args, {
+    timeoutMs: options.processTimeoutMs ?? 600_000,
+    signal: abort.signal,
+    onStdout: (chunk) => {
+      printed += chunk;
+    },
+  });
+  let stopped: Promise<KafkaToolResult> | undefined;
+  return {
+    values: () => printed.split('\n').slice(0, -1),
+    stop: () => {
+      abort.abort();
+      stopped ??= run.then((result) => ({
+        ...result,
+        ok: !result.timedOut && (result.exitCode === 0 || result.exitCode === 143),
+      }));
+      return stopped;
+    },
+  };
 }

@@ -115,7 +115,14 @@ describe('test replicator', () => {
       expectMappingMatches(replicator, partition, original, copied);
     }
     expect(replicator.progress()).toEqual(
-      [0, 1, 2].map((partition) => ({ partition, nextOffset: 10, copied: 10, duplicates: 0, held: false })),
+      [0, 1, 2].map((partition) => ({
+        partition,
+        nextOffset: 10,
+        copied: 10,
+        duplicates: 0,
+        restarts: 0,
+        held: false,
+      })),
     );
   });
 
@@ -158,7 +165,7 @@ describe('test replicator', () => {
     ]);
     expect(replicator.targetOffsetsOf(0, 4)).toEqual([]);
     expect(replicator.progress()).toEqual([
-      { partition: 0, nextOffset: 10, copied: 4, duplicates: 0, held: false },
+      { partition: 0, nextOffset: 10, copied: 4, duplicates: 0, restarts: 0, held: false },
     ]);
   });
 
@@ -269,6 +276,41 @@ describe('test replicator', () => {
     const rewound = replicator.copies(1).slice(before, before + 5);
     expect(rewound.map((c) => c.sourceOffset)).toEqual([15, 16, 17, 18, 19]);
     expect(rewound.every((c) => c.copy >= 1)).toBe(true);
+  });
+
+  it('writes runs of random length again right after them and restarts from older positions', async () => {
+    const topic = uniqueName('repl-runs');
+    await createTopic(sourceKafka, topic, 1);
+    await produce(
+      sourceKafka,
+      topic,
+      Array.from({ length: 300 }, (_, i) => ({ key: `k${i}`, value: `v${i}` })),
+    );
+    const replicator = await startReplicator({
+      source: testbed.source,
+      target: testbed.target,
+      topic,
+      maxBatchRecords: 10,
+      duplicates: { probability: 0.2, seed: 5, maxRunLength: 40, restartProbability: 0.1 },
+    });
+    await replicator.waitUntilCaughtUp(30_000);
+    const copies = replicator.copies(0);
+    // Every record copied, first copies in source order.
+    expect(copies.filter((c) => c.copy === 0).map((c) => c.sourceOffset)).toEqual(
+      Array.from({ length: 300 }, (_, i) => i),
+    );
+    // In target order the copies are runs of consecutive source records; each new run starts earlier than
+    // where the one before ended (a run written again, or a restart), and some span several write batches.
+    const runs: { from: number; to: number }[] = [];
+    for (const c of copies) {
+      const run = runs.at(-1);
+      if (run !== undefined && c.sourceOffset === run.to + 1) run.to = c.sourceOffset;
+      else runs.push({ from: c.sourceOffset, to: c.sourceOffset });
+    }
+    expect(runs.length).toBeGreaterThan(3);
+    runs.slice(1).forEach((run, i) => expect(run.from).toBeLessThanOrEqual(runs[i]!.to));
+    expect(Math.max(...runs.slice(1).map((r, i) => runs[i]!.to - r.from + 1))).toBeGreaterThan(10);
+    expect(replicator.progress()[0]!.restarts).toBeGreaterThan(0);
   });
 
   it('gives the same duplicates for the same seed', async () => {

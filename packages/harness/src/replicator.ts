@@ -38,6 +38,17 @@ interface RandomDuplicates {
   probability: number;
   /** Seed of the pseudo-random sequence; the same seed and the same batches give the same duplicates. */
   seed: number;
+  /**
+   * When set, the run written again is the last 1 to `maxRunLength` records copied (uniformly), across
+   * write batches, instead of a suffix of the batch; and restarts (below) go back as far. Default: unset.
+   */
+  maxRunLength?: number;
+  /**
+   * Chance, per write batch, that the replicator restarts from an older position (1 to `maxRunLength`
+   * records back, as MirrorMaker 2 does from its last committed source offsets after a task restart):
+   * everything from there is copied again. Needs `maxRunLength`. 0 to 1. Default: `0`.
+   */
+  restartProbability?: number;
 }
 
 /** Options of {@link TestReplicator}. */
@@ -97,6 +108,8 @@ export interface PartitionProgress {
   copied: number;
   /** Copies written beyond the first of each source record. */
   duplicates: number;
+  /** Restarts from an older position (duplicates.restartProbability). */
+  restarts: number;
   /** Whether the copy limit holds this partition back. */
   held: boolean;
 }
@@ -111,6 +124,10 @@ interface PartitionState {
   targetsOf: Map<number, number[]>;
   sourceOf: Map<number, number>;
   pendingDuplicates: Set<number>;
+  /** Restarts from an older position so far. */
+  restarts: number;
+  /** The records copied, in source order (up to maxRunLength of them): where runs and restarts reach. */
+  history: SourceRecord[];
 }
 
 type StepOutcome = 'done' | 'retry';
@@ -235,6 +252,7 @@ export class TestReplicator {
       nextOffset: s.next,
       copied: s.copied,
       duplicates: s.duplicates,
+      restarts: s.restarts,
       held: this.isHeld(s),
     }));
   }
@@ -329,6 +347,8 @@ export class TestReplicator {
       targetsOf: new Map(),
       sourceOf: new Map(),
       pendingDuplicates: new Set(this.options.duplicateOffsets?.[partition] ?? []),
+      restarts: 0,
+      history: [],
     }));
     this.producer = this.target.kafka.producer({
       idempotent: true,
@@ -507,9 +527,29 @@ export class TestReplicator {
     const last = batch[batch.length - 1]!;
     state.next = last.offset + 1;
     if (state.pendingDuplicates.delete(last.offset)) await this.send(state, [last]);
-    const probability = this.options.duplicates?.probability ?? 0;
-    if (this.random !== undefined && this.random() < probability) {
-      await this.send(state, batch.slice(Math.floor(this.random() * batch.length)));
+    const duplicates = this.options.duplicates;
+    const random = this.random;
+    if (duplicates === undefined || random === undefined) return;
+    const maxRun = duplicates.maxRunLength;
+    if (maxRun !== undefined) {
+      state.history.push(...batch);
+      if (state.history.length > maxRun) state.history.splice(0, state.history.length - maxRun);
+    }
+    const runLength = (available: number) =>
+      1 + Math.floor(random() * Math.min(maxRun ?? available, available));
+    if (random() < duplicates.probability) {
+      const run =
+        maxRun === undefined
+          ? batch.slice(Math.floor(random() * batch.length))
+          : state.history.slice(-runLength(state.history.length));
+      await this.send(state, run);
+    }
+    if (maxRun !== undefined && random() < (duplicates.restartProbability ?? 0)) {
+      // Restart from an older position: the next fetch starts there, and what follows is copied again.
+      const from = state.history[state.history.length - runLength(state.history.length)]!;
+      state.history.splice(state.history.indexOf(from));
+      this.rewinds.set(state.partition, from.offset);
+      state.restarts += 1;
     }
   }
 
@@ -643,6 +683,15 @@ function optionProblems(options: ReplicatorOptions): string[] {
     }
     if (!Number.isSafeInteger(duplicates.seed))
       problems.push(`duplicates.seed ${duplicates.seed} is not an integer`);
+    const { maxRunLength, restartProbability } = duplicates;
+    if (maxRunLength !== undefined && !(Number.isSafeInteger(maxRunLength) && maxRunLength >= 1))
+      problems.push(`duplicates.maxRunLength ${maxRunLength} is not a positive integer`);
+    if (restartProbability !== undefined) {
+      if (!(restartProbability >= 0 && restartProbability <= 1))
+        problems.push(`duplicates.restartProbability ${restartProbability} is not within 0..1`);
+      if (maxRunLength === undefined)
+        problems.push('duplicates.restartProbability needs duplicates.maxRunLength');
+    }
   }
   if (maxBatchRecords !== undefined && !(Number.isSafeInteger(maxBatchRecords) && maxBatchRecords > 0)) {
     problems.push(`maxBatchRecords ${maxBatchRecords} is not a positive integer`);

@@ -314,7 +314,7 @@ export class AnchorLocator {
 
   private async search(searches: Search[], call: Call): Promise<void> {
     if (searches.length === 0) return;
-    for (const s of searches) this.placeLearnedFloor(s);
+    for (const s of searches) this.placeLearnedFloor(s, call.topicIds.get(s.request.topic));
     await this.timestampFloors(searches.filter((s) => s.location === undefined && s.floor === undefined));
     await this.bisect(searches.filter((s) => s.location === undefined && s.floor !== undefined));
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -327,11 +327,19 @@ export class AnchorLocator {
     }
   }
 
-  /** Starts at the learned point when it lies within the bounds and within reach of the anchors. */
-  private placeLearnedFloor(s: Search): void {
+  /**
+   * Starts at the learned point when it was learned under the topic's current id and lies within the
+   * bounds and within reach of the anchors.
+   */
+  private placeLearnedFloor(s: Search, topicId: string | undefined): void {
     const point = s.request.floor;
     const bounds = s.bounds;
     if (point === undefined || bounds === undefined) return;
+    if (point.topicId !== topicId) {
+      // Deleted and recreated since (a new id), or the id is unknown now: search from the timestamp floor.
+      s.floorFailed = topicId !== undefined;
+      return;
+    }
     const nearest = Math.min(
       ...[s.request.next, s.request.last].filter((a): a is Anchor => a !== undefined).map((a) => a.offset),
     );
@@ -622,6 +630,7 @@ export class AnchorLocator {
       exact: point.kind === 'exact',
       detail: point.detail,
       method: s.method,
+      topicId: call.topicIds.get(s.request.topic),
     };
     s.location = location;
     // A window that reached the log end may still see later copies arrive: such answers are not cached.

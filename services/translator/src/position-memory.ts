@@ -5,13 +5,15 @@
 // timestamp lookup, is not misled by a record stamped in the future. A point is used only after the
 // record at its target offset was read again and still is its anchor's copy (the target may have been
 // truncated, deleted and recreated since), and every point of a partition is forgotten when one fails
-// that check.
+// that check. A point also names the topic id it was learned under: a topic deleted and recreated (even
+// with the same record at the same offset) gets a new id, and its points no longer hold.
 import type { Anchor } from '@offsetsync/contracts';
 
-/** A learned point: the anchor (with its source offset) and the target offset of its first copy. */
+/** A learned point: the anchor (with its source offset), the target offset of its first copy, the topic's id. */
 export interface LearnedPoint {
   anchor: Anchor;
   targetOffset: number;
+  topicId: string;
 }
 
 /** Points kept per partition: the most recently learned ones. */

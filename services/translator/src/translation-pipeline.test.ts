@@ -66,7 +66,16 @@ const anchor = (offset: number): Anchor => ({
 
 /** An exact answer: the group resumes at the first copy of the next record, at `offset`. */
 function found(offset: number, method: 'delta-probe' | 'timestamp-scan'): Location {
-  return { kind: 'found', offset, firstCopy: offset, role: 'next', exact: true, detail: '', method };
+  return {
+    kind: 'found',
+    offset,
+    firstCopy: offset,
+    role: 'next',
+    exact: true,
+    detail: '',
+    method,
+    topicId: 'orders-id',
+  };
 }
 
 function commit(partition: number, offset: number, options: { deliveries?: number; seq?: number } = {}) {
@@ -212,7 +221,7 @@ describe('TranslationPipeline', () => {
     await pipeline.handleBatch([commit(0, 21)]);
     expect(locator.asked.at(-1)).toMatchObject({
       next: { offset: 21 },
-      floor: { anchor: { offset: 20 }, targetOffset: 27 },
+      floor: { anchor: { offset: 20 }, targetOffset: 27, topicId: 'orders-id' },
     });
   });
 

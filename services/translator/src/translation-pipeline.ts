@@ -229,6 +229,7 @@ export class TranslationPipeline {
     this.options.positions.learn(this.link.source, this.link.target, event.topic, event.partition, {
       anchor: translation.learned.anchor,
       targetOffset: translation.learned.targetOffset,
+      topicId: translation.learned.topicId,
     });
   }
 

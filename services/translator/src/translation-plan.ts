@@ -31,6 +31,8 @@ export type Location =
       /** Why the answer is inexact, or how a duplicated run was recognised. */
       detail: string;
       method: 'delta-probe' | 'timestamp-scan';
+      /** The target topic's id when the copy was found (unknown when Metadata could not tell it). */
+      topicId?: string | undefined;
     }
   /**
    * No copy on the target, and the target's log start lies past where they were: records at the log
@@ -58,7 +60,7 @@ export interface Translation {
   targetOffset: number;
   detail: string;
   /** The anchor that decided an exact result and the offset of its first copy, for the position memory. */
-  learned?: { anchor: Anchor; targetOffset: number };
+  learned?: { anchor: Anchor; targetOffset: number; topicId: string };
 }
 
 function refused(reason: RefusalReason, detail: string): Translation {
@@ -197,8 +199,8 @@ function found(
     refusalReason: RefusalReason.REFUSAL_REASON_UNSPECIFIED,
     targetOffset: location.offset,
     detail: location.detail,
-    ...(location.exact && anchor !== undefined
-      ? { learned: { anchor, targetOffset: location.firstCopy } }
+    ...(location.exact && anchor !== undefined && location.topicId !== undefined
+      ? { learned: { anchor, targetOffset: location.firstCopy, topicId: location.topicId } }
       : {}),
   };
 }

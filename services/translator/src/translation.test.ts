@@ -461,7 +461,11 @@ describe('translation against a replicated target', () => {
     });
     // From a learned point below it (an earlier exact translation): one read, no timestamp lookup.
     const positions = new PositionMemory();
-    positions.learn('s', 't', 't', 0, { anchor: anchor(source[1490]!), targetOffset: 1500 });
+    positions.learn('s', 't', 't', 0, {
+      anchor: anchor(source[1490]!),
+      targetOffset: 1500,
+      topicId: 'topic-id-0',
+    });
     const target = new MemoryTarget(padded, 100);
     expect(await translate(target, event, { scanLimit: 200, duplicateWindow: 20, positions })).toMatchObject({
       outcome: TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
@@ -469,6 +473,17 @@ describe('translation against a replicated target', () => {
       method: TranslationMethod.TRANSLATION_METHOD_DELTA_PROBE,
     });
     expect(target.fetches).toBe(1);
+    // The same records in a topic deleted and created again: the point was learned under the old id, so
+    // the search starts from the timestamp floor instead (the record at 1500 alone cannot tell).
+    const recreated = new MemoryTarget(padded, 100);
+    recreated.topicId = 'topic-id-1';
+    expect(
+      await translate(recreated, event, { scanLimit: 2_000, duplicateWindow: 20, positions }),
+    ).toMatchObject({
+      outcome: TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
+      targetOffset: 1510,
+      method: TranslationMethod.TRANSLATION_METHOD_TIMESTAMP_SCAN,
+    });
   });
 
   it('checks a cached answer against the target before giving it: a recreated topic holds other records there', async () => {

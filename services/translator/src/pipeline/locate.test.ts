@@ -66,7 +66,7 @@ const found = (offset: number): Location => ({
 
 describe('locateRequest', () => {
   it('asks for both anchors of a commit from its learned point; nothing for a commit without anchors', () => {
-    const floor: LearnedPoint = { anchor: anchor(4), targetOffset: 8 };
+    const floor: LearnedPoint = { anchor: anchor(4), targetOffset: 8, topicId: 'id-0' };
     expect(locateRequest(commit(3, 10, 9), floor)).toEqual({
       topic: 't',
       partition: 3,
@@ -84,7 +84,7 @@ describe('locateAnchors', () => {
     const locator = new TableLocator({ 10: found(15), 20: { kind: 'not-arrived', detail: 'later' } });
     const located = await locateAnchors(locator, [
       { event: commit(0, 10, 9), floor: undefined },
-      { event: commit(1, 20, 19), floor: { anchor: anchor(3), targetOffset: -1 } },
+      { event: commit(1, 20, 19), floor: { anchor: anchor(3), targetOffset: -1, topicId: 'id-0' } },
       { event: commit(2), floor: undefined },
     ]);
     expect(locator.asked.map((round) => round.map((r) => r.next?.offset))).toEqual([[10, 20]]);

@@ -190,10 +190,13 @@ describe('proveOnTarget', () => {
       expect(prove(run, 10, copies(0, 22), 10, { window: 16 })).toMatchObject({ proven: true });
     });
 
-    it('proves the end of a fully consumed run only at its last copy', () => {
+    it('refuses the end of a fully consumed run of identical records: a duplicate of one looks the same', () => {
       const tail = [0, 1, 7, 7, 7];
-      expect(prove(tail, 5, copies(0, 5), 5)).toMatchObject({ proven: true });
-      // The replicator has not copied the last heartbeat yet: the copy before t looks the same.
+      // A plain copy of all five, and the replicator writing the second heartbeat twice before it copied
+      // the third: the target records before t are the same, and nothing follows on the source to tell.
+      expect(prove(tail, 5, copies(0, 5), 5)).toMatchObject({ proven: false });
+      expect(prove(tail, 5, [...copies(0, 4), { src: 3 }], 5)).toMatchObject({ proven: false });
+      // The replicator has not copied the last heartbeat yet.
       expect(prove(tail, 5, copies(0, 4), 4)).toMatchObject({ proven: false });
     });
   });

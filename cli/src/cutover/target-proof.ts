@@ -153,6 +153,14 @@ function identicalRecordsSettled(
     const onTarget = B.findLastIndex((r) => identity(r) === anchor);
     const tail = onTarget < 0 ? [] : B.slice(onTarget + 1);
     const expected = L.slice(p + 1);
+    if (U.length === 0 && expected.length > 0) {
+      // Nothing follows on the source to pin the count: a replicator's rewrite that has just begun again
+      // (a duplicate of an earlier record) looks like the last consumed records, which are not distinct.
+      return (
+        `${ambiguity}: the last ${expected.length} consumed record(s) are identical to others and no ` +
+        'record follows them on the source, so a copy on the target cannot be told from a rewrite'
+      );
+    }
     if (
       onTarget < 0 ||
       tail.length !== expected.length ||

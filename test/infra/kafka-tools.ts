@@ -197,29 +197,36 @@ export interface ConsoleConsumerResult extends KafkaToolResult {
 // Printed on stderr when no record arrived within --timeout-ms.
 const CONSUMER_TIMEOUT = /TimeoutException/;
 
-/**
- * Runs `kafka-console-consumer.sh` in a consumer group. With auto-commit on (the default) the consumer
- * commits its position when it closes, so after a clean exit the group has committed offsets.
- */
-export async function consoleConsumer(options: ConsoleConsumerOptions): Promise<ConsoleConsumerResult> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+/** The arguments both console-consumer helpers pass: where, which group, from where, the properties. */
+function consoleConsumerArgs(options: Omit<ConsoleConsumerOptions, 'maxMessages' | 'timeoutMs'>): string[] {
   const properties: Record<string, string> = {
     'group.protocol': options.groupProtocol,
     ...options.extraProperties,
   };
-  const args = [
+  return [
     '--bootstrap-server',
     options.bootstrap,
     '--topic',
     options.topic,
     '--group',
     options.group,
+    ...(options.fromBeginning === false ? [] : ['--from-beginning']),
+    ...Object.entries(properties).flatMap(([key, value]) => ['--consumer-property', `${key}=${value}`]),
+  ];
+}
+
+/**
+ * Runs `kafka-console-consumer.sh` in a consumer group. With auto-commit on (the default) the consumer
+ * commits its position when it closes, so after a clean exit the group has committed offsets.
+ */
+export async function consoleConsumer(options: ConsoleConsumerOptions): Promise<ConsoleConsumerResult> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const args = [
+    ...consoleConsumerArgs(options),
     '--max-messages',
     String(options.maxMessages),
     '--timeout-ms',
     String(timeoutMs),
-    ...(options.fromBeginning === false ? [] : ['--from-beginning']),
-    ...Object.entries(properties).flatMap(([key, value]) => ['--consumer-property', `${key}=${value}`]),
   ];
   const result = await runKafkaTool(KafkaToolMainClass.consoleConsumer, args, {
     timeoutMs: options.processTimeoutMs ?? timeoutMs + 30_000,
@@ -283,20 +290,7 @@ export interface RunningConsoleConsumer {
 export function startConsoleConsumer(
   options: Omit<ConsoleConsumerOptions, 'maxMessages' | 'timeoutMs'>,
 ): RunningConsoleConsumer {
-  const properties: Record<string, string> = {
-    'group.protocol': options.groupProtocol,
-    ...options.extraProperties,
-  };
-  const args = [
-    '--bootstrap-server',
-    options.bootstrap,
-    '--topic',
-    options.topic,
-    '--group',
-    options.group,
-    ...(options.fromBeginning === false ? [] : ['--from-beginning']),
-    ...Object.entries(properties).flatMap(([key, value]) => ['--consumer-property', `${key}=${value}`]),
-  ];
+  const args = consoleConsumerArgs(options);
   const abort = new AbortController();
   let printed = '';
   const run = runKafkaTool(KafkaToolMainClass.consoleConsumer, args, {

@@ -588,28 +588,63 @@ describe('KafkaAdapter against real brokers', () => {
     expect(events.filter((e) => e.apiName === 'Metadata')).toHaveLength(2);
   });
 
-  it('answers topic ids (Metadata v12): the same on every call, absent for a missing topic, new for a topic deleted and created again', async () => {
+  it('answers topic identities (Metadata v12): the id the same on every call, absent for a missing topic, new for a topic deleted and created again; a leader epoch per partition', async () => {
     const kafka = kafkaClient(testbed.source.bootstrapServers);
     const topic = await createTopic(kafka, 'adapter-topic-id', 2);
     const other = await createTopic(kafka, 'adapter-topic-id-other', 1);
     const missing = uniqueName('adapter-topic-id-missing');
     const adapter = await sourceAdapter();
-    const first = await adapter.topicIds([topic, other, missing, topic]);
+    const first = await adapter.topicIdentities([topic, other, missing, topic]);
     expect([...first.keys()].sort()).toEqual([topic, other].sort());
-    expect(first.get(topic)).toMatch(/^[A-Za-z0-9_-]{22}$/);
-    expect(first.get(topic)).not.toBe(first.get(other));
-    expect((await adapter.topicIds([topic])).get(topic)).toBe(first.get(topic));
+    expect(first.get(topic)?.topicId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(first.get(topic)?.topicId).not.toBe(first.get(other)?.topicId);
+    expect([...first.get(topic)!.leaderEpochs.keys()].sort()).toEqual([0, 1]);
+    expect(first.get(topic)!.leaderEpochs.get(0)).toBeGreaterThanOrEqual(0);
+    expect((await adapter.topicIdentities([topic])).get(topic)?.topicId).toBe(first.get(topic)?.topicId);
 
     const admin = await connectedAdmin(kafka);
     await admin.deleteTopics({ topics: [topic] });
     await eventually('the topic to be gone', async () =>
-      (await adapter.topicIds([topic])).has(topic) ? undefined : true,
+      (await adapter.topicIdentities([topic])).has(topic) ? undefined : true,
     );
     await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
     const again = await eventually('the topic to be back', async () =>
-      (await adapter.topicIds([topic])).get(topic),
+      (await adapter.topicIdentities([topic])).get(topic),
     );
-    expect(again).not.toBe(first.get(topic));
+    expect(again.topicId).not.toBe(first.get(topic)?.topicId);
+  });
+
+  it("reads at a named leader epoch: answered (and said so) at the leader's epoch, refused at an older or a newer one", async () => {
+    const kafka = kafkaClient(testbed.source.bootstrapServers);
+    const topic = await createTopic(kafka, 'adapter-leader-epoch', 1);
+    const producer = await connectedProducer(kafka);
+    await producer.send({ topic, messages: [{ value: 'a' }, { value: 'b' }] });
+    const adapter = await sourceAdapter();
+    const epoch = (await adapter.topicIdentities([topic])).get(topic)!.leaderEpochs.get(0)!;
+    const read = (currentLeaderEpoch?: number) =>
+      adapter.fetchRecords([
+        {
+          topic,
+          partition: 0,
+          offset: 0,
+          ...(currentLeaderEpoch === undefined ? {} : { currentLeaderEpoch }),
+        },
+      ]);
+    const [unchecked] = await read();
+    expect(unchecked?.records.map((r) => r.value?.toString())).toEqual(['a', 'b']);
+    expect(unchecked?.leaderEpoch).toBeUndefined();
+    const [current] = await read(epoch);
+    expect(current?.error).toBeUndefined();
+    expect(current?.records).toHaveLength(2);
+    expect(current?.leaderEpoch).toBe(epoch);
+    // A newer epoch than the leader's: UNKNOWN_LEADER_EPOCH (75); an older one: FENCED_LEADER_EPOCH (74).
+    const [newer] = await read(epoch + 1);
+    expect(newer?.error).toMatchObject({ details: { brokerCode: 75 } });
+    expect(newer?.leaderEpoch).toBeUndefined();
+    if (epoch > 0) {
+      const [older] = await read(epoch - 1);
+      expect(older?.error).toMatchObject({ details: { brokerCode: 74 } });
+    }
   });
 
   it('lets a process exit on its own after concurrent fetchRecords and disconnect (regression: a broker socket kafkajs forgot stayed open and `offsetsync cutover` never exited; needs `npm run build`)', async () => {

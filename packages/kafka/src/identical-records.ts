@@ -16,6 +16,10 @@ export interface IdentityProbe {
  */
 export function previousIdentical(count: number, probe: IdentityProbe): Int32Array {
   const previous = new Int32Array(count).fill(-1);
+  // Most runs are stamped in increasing order (one producer): no two records share a timestamp.
+  let increasing = true;
+  for (let i = 1; i < count && increasing; i++) increasing = probe.timestampMs(i) > probe.timestampMs(i - 1);
+  if (increasing) return previous;
   const withTimestamp = new Map<number, number>();
   for (let i = 0; i < count; i++) {
     const t = probe.timestampMs(i);

@@ -15,6 +15,7 @@ export type {
   KafkaRequestEvent,
   OffsetAnswer,
   PartitionBounds,
+  TopicIdentity,
   TopicPartition,
 } from './types.js';
 export { toOffsetSyncError } from './kafka-errors.js';

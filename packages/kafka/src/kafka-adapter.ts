@@ -13,7 +13,7 @@ import { fetchRecords, type FetchOptions } from './api/fetch-records.js';
 import { listGroups } from './api/list-groups.js';
 import { listOffsets, partitionBounds } from './api/list-offsets.js';
 import { partitionCounts } from './api/partition-counts.js';
-import { topicIds } from './api/topic-ids.js';
+import { topicIdentities } from './api/topic-identities.js';
 import type { CallContext } from './api/call-context.js';
 import { ClusterConnection } from './network/cluster-connection.js';
 import { CoordinatorLanes } from './network/coordinator-lanes.js';
@@ -37,6 +37,7 @@ import type {
   OffsetAnswer,
   OffsetQuery,
   PartitionBounds,
+  TopicIdentity,
   TopicPartition,
 } from './types.js';
 
@@ -128,11 +129,11 @@ export class KafkaAdapter {
   }
 
   /**
-   * The id of each topic that exists (Metadata v10+, one request to any broker); missing topics are
-   * absent. A topic deleted and created again under its name has a new id.
+   * The id of each topic that exists and its partitions' leader epochs (Metadata v10+, one request to any
+   * broker); missing topics are absent. A topic deleted and created again under its name has a new id.
    */
-  topicIds(topics: readonly string[]): Promise<Map<string, string>> {
-    return this.guarded(() => topicIds(this.context, topics));
+  topicIdentities(topics: readonly string[]): Promise<Map<string, TopicIdentity>> {
+    return this.guarded(() => topicIdentities(this.context, topics));
   }
 
   /**

@@ -63,6 +63,22 @@ export interface FetchRequest extends TopicPartition {
   offset: number;
   /** At most this many bytes for this partition (a larger first batch still comes whole). Default 1 MiB. */
   maxBytes?: number;
+  /**
+   * The leader epoch the caller takes for current (from {@link TopicIdentity}). The leader answers only
+   * when it is its own epoch (FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH otherwise), so an answer proves
+   * the partition has had the same leader since that epoch was read. Unset: not checked.
+   */
+  currentLeaderEpoch?: number;
+}
+
+/**
+ * What identifies the history of a topic's partitions: its id (new when the topic is deleted and created
+ * again) and each partition's leader epoch (higher after every leader change; only a leader change can
+ * truncate records already written). A partition whose leader is unknown has no epoch here.
+ */
+export interface TopicIdentity {
+  topicId: string;
+  leaderEpochs: ReadonlyMap<number, number>;
 }
 
 /** One header value; Kafka allows a null value. */
@@ -98,6 +114,11 @@ export interface FetchAnswer extends TopicPartition {
   lastStableOffset: number;
   /** -1 when `error` is set. */
   logStartOffset: number;
+  /**
+   * The request's `currentLeaderEpoch`, set only when the leader checked it (Fetch v9 and later) and
+   * answered: the partition's leader had that epoch when it read these records.
+   */
+  leaderEpoch?: number;
   /**
    * Set when this partition could not be read; the other answers are still valid. `TOPIC_MISSING` or
    * `PARTITION_MISSING` (not retryable) when the cluster has no such topic or partition.

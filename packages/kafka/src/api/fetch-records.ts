@@ -1,9 +1,10 @@
 // Records from exact offsets, one Fetch per leader broker (minBytes 1, a short wait: exact records now,
 // not a long poll), with what a consumer would see of them (protocol/record-selection.ts). Requests at
-// nearby offsets of one partition share a read (shared-reads.ts).
+// nearby offsets of one partition share a read (shared-reads.ts). A request may name the leader epoch it
+// takes for current: the leader then answers only at that epoch, and the answer says it was checked.
 import type { OffsetSyncError } from '@offsetsync/contracts';
 import type { ItemOutcome } from '../network/leader-routing.js';
-import { sendRequest } from '../network/send-request.js';
+import { sendVersionedRequest } from '../network/send-request.js';
 import { selectRecords } from '../protocol/record-selection.js';
 import { ISOLATION_CODES, type FetchArgs } from '../protocol/requests.js';
 import type { FetchResponse } from '../protocol/responses.js';
@@ -15,6 +16,8 @@ import { readShared } from './shared-reads.js';
 const DEFAULT_PARTITION_FETCH_BYTES = 1024 * 1024;
 const MAX_FETCH_RESPONSE_BYTES = 50 * 1024 * 1024;
 const DEFAULT_FETCH_MAX_WAIT_MS = 10;
+/** The first Fetch version that carries the reader's current leader epoch (KIP-320). */
+const FIRST_LEADER_EPOCH_VERSION = 9;
 
 /** Options of {@link fetchRecords}. */
 export interface FetchOptions {
@@ -58,8 +61,12 @@ async function fetchEach(
     error,
   });
   return context.leaders.perLeader('fetchRecords', requests, failed, async (broker, batch) => {
-    const response = await sendRequest(broker, 'Fetch', fetchArgs(batch, isolation, maxWaitTime));
-    return fetchOutcomes(response, batch, isolation);
+    const { version, response } = await sendVersionedRequest(
+      broker,
+      'Fetch',
+      fetchArgs(batch, isolation, maxWaitTime),
+    );
+    return fetchOutcomes(response, batch, isolation, version >= FIRST_LEADER_EPOCH_VERSION);
   });
 }
 
@@ -74,6 +81,7 @@ function fetchArgs(
     topic,
     partitions: items.map((r) => ({
       partition: r.partition,
+      currentLeaderEpoch: r.currentLeaderEpoch ?? -1,
       fetchOffset: String(r.offset),
       maxBytes: partitionBytes(r),
     })),
@@ -95,6 +103,7 @@ function fetchOutcomes(
   response: FetchResponse,
   batch: readonly FetchRequest[],
   isolation: IsolationLevel,
+  epochChecked: boolean,
 ): Map<string, ItemOutcome<FetchAnswer>> {
   const byKey = new Map(batch.map((r) => [partitionKey(r), r]));
   const outcomes = new Map<string, ItemOutcome<FetchAnswer>>();
@@ -126,6 +135,9 @@ function fetchOutcomes(
           highWatermark: Number(p.highWatermark),
           lastStableOffset: Number(p.lastStableOffset ?? -1),
           logStartOffset: Number(p.logStartOffset ?? p.lastStartOffset ?? -1),
+          ...(epochChecked && request.currentLeaderEpoch !== undefined
+            ? { leaderEpoch: request.currentLeaderEpoch }
+            : {}),
         },
       });
     }

@@ -51,7 +51,8 @@ export interface PlannedRead {
 
 /**
  * Groups requests into reads. Per partition, in offset order, a request starts a new read unless it lies
- * less than `span(partition)` offsets after the start of the current read. A span of 1 gives every
+ * less than `span(partition)` offsets after the start of the current read (and asks the leader about the
+ * same `currentLeaderEpoch`). A span of 1 gives every
  * distinct offset its own read; Infinity one read per partition. A read asks for the largest `maxBytes`
  * of its requests.
  */
@@ -73,13 +74,20 @@ export function planSharedReads(
     let current: PlannedRead | undefined;
     for (const index of indexes) {
       const request = requests[index]!;
-      if (current === undefined || request.offset - current.read.offset >= width) {
+      if (
+        current === undefined ||
+        request.offset - current.read.offset >= width ||
+        request.currentLeaderEpoch !== current.read.currentLeaderEpoch
+      ) {
         current = {
           read: {
             topic: request.topic,
             partition: request.partition,
             offset: request.offset,
             maxBytes: request.maxBytes,
+            ...(request.currentLeaderEpoch === undefined
+              ? {}
+              : { currentLeaderEpoch: request.currentLeaderEpoch }),
           },
           requests: [index],
         };

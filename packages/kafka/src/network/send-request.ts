@@ -27,9 +27,22 @@ export async function sendRequest<A extends ApiName>(
   api: A,
   args: ApiShapes[A]['args'],
 ): Promise<ApiShapes[A]['response']> {
+  return (await sendVersionedRequest(broker, api, args)).response;
+}
+
+/**
+ * {@link sendRequest}, with the version kafkajs chose: fields of newer versions (a Fetch's current leader
+ * epoch, from v9) reach the broker only when that version carries them.
+ */
+export async function sendVersionedRequest<A extends ApiName>(
+  broker: InternalBroker,
+  api: A,
+  args: ApiShapes[A]['args'],
+): Promise<{ version: number; response: ApiShapes[A]['response'] }> {
   const { apiKey, definition } = kafkajsInternals().apis[api];
   const built = checkBroker(broker).lookupRequest(apiKey, definition)(args);
-  return (await send(broker, api, built)) as ApiShapes[A]['response'];
+  const response = (await send(broker, api, built)) as ApiShapes[A]['response'];
+  return { version: built.request.apiVersion, response };
 }
 
 /**

@@ -4,7 +4,7 @@ import { brokerError } from './broker-errors.js';
 import { ConsumerGroupDescribeApi } from './consumer-group-describe.js';
 import { decodeFlexibleResponse, encodeFlexibleRequest } from './flexible-api.js';
 import { ListGroupsApi } from './list-groups.js';
-import { TopicIdsApi } from './topic-ids.js';
+import { TopicIdentitiesApi } from './topic-identities.js';
 
 /** A ListGroups v`version` response body with one group, after an empty response-header tag section. */
 function listGroupsResponse(version: number, extra: Buffer = Buffer.alloc(0)): Buffer {
@@ -95,9 +95,9 @@ function metadataResponse(version: number): Buffer {
   return w.taggedFields().build();
 }
 
-describe('Metadata v10-v12 for topic ids', () => {
-  it('asks by name (the zero id) and reads each topic id, v10 with its cluster operations field', () => {
-    const request = new KafkaReader(encodeFlexibleRequest(TopicIdsApi, 12, { topics: ['t'] }));
+describe('Metadata v10-v12 for topic ids and leader epochs', () => {
+  it('asks by name (the zero id) and reads each topic id and partition leader epoch, v10 with its cluster operations field', () => {
+    const request = new KafkaReader(encodeFlexibleRequest(TopicIdentitiesApi, 12, { topics: ['t'] }));
     request.taggedFields();
     expect(
       request.compactArray((r) => {
@@ -111,20 +111,21 @@ describe('Metadata v10-v12 for topic ids', () => {
     request.taggedFields();
     expect(request.remaining).toBe(0);
     // v10 has one flag more: include cluster authorized operations.
-    expect(encodeFlexibleRequest(TopicIdsApi, 10, { topics: ['t'] }).length).toBe(
-      encodeFlexibleRequest(TopicIdsApi, 12, { topics: ['t'] }).length + 1,
+    expect(encodeFlexibleRequest(TopicIdentitiesApi, 10, { topics: ['t'] }).length).toBe(
+      encodeFlexibleRequest(TopicIdentitiesApi, 12, { topics: ['t'] }).length + 1,
     );
     for (const version of [10, 11, 12]) {
-      expect(decodeFlexibleResponse(TopicIdsApi, version, metadataResponse(version)).topics).toEqual([
+      expect(decodeFlexibleResponse(TopicIdentitiesApi, version, metadataResponse(version)).topics).toEqual([
         {
           errorCode: 0,
           name: 't',
           topicId: Buffer.from('00112233445566778899aabbccddeeff', 'hex').toString('base64url'),
+          partitions: [{ errorCode: 0, partition: 0, leaderEpoch: 5 }],
         },
-        { errorCode: 3, name: 'gone', topicId: 'AAAAAAAAAAAAAAAAAAAAAA' },
+        { errorCode: 3, name: 'gone', topicId: 'AAAAAAAAAAAAAAAAAAAAAA', partitions: [] },
       ]);
     }
-    expect(() => decodeFlexibleResponse(TopicIdsApi, 11, metadataResponse(10))).toThrow(
+    expect(() => decodeFlexibleResponse(TopicIdentitiesApi, 11, metadataResponse(10))).toThrow(
       expect.objectContaining({ code: 'DECODE_ERROR' }),
     );
   });

@@ -31,7 +31,11 @@ export interface FetchArgs {
   maxWaitTime: number;
   minBytes: number;
   maxBytes: number;
-  topics: { topic: string; partitions: { partition: number; fetchOffset: string; maxBytes: number }[] }[];
+  topics: {
+    topic: string;
+    /** currentLeaderEpoch -1: not checked by the leader. */
+    partitions: { partition: number; currentLeaderEpoch: number; fetchOffset: string; maxBytes: number }[];
+  }[];
   rackId: string;
 }
 

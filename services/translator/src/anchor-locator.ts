@@ -10,10 +10,17 @@
 //   3. the log start, whenever it is above either (retention or DeleteRecords on the target).
 // A found answer is cached, and checked again against the target before it is used.
 import { ErrorCodes, type Anchor, type OffsetSyncError } from '@offsetsync/contracts';
-import type { FetchAnswer, FetchedRecord, KafkaAdapter, TopicPartition } from '@offsetsync/kafka';
+import type {
+  FetchAnswer,
+  FetchedRecord,
+  FetchRequest,
+  KafkaAdapter,
+  TopicIdentity,
+  TopicPartition,
+} from '@offsetsync/kafka';
 import type { LearnedPoint } from './position-memory.js';
 import { isCopyOf as matches, resumePoint } from './resume-point.js';
-import { TargetRecords, type CheckedRuns } from './target-records.js';
+import { TargetRecords, type CheckedRuns, type PartitionIdentity } from './target-records.js';
 import type { Location, TargetBounds } from './translation-plan.js';
 
 /** One source commit to locate: its anchors, and the learned point below them, if any. */
@@ -46,7 +53,7 @@ export interface LocatorOptions {
   recordCacheBytes: number;
 }
 
-type Reader = Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecords' | 'topicIds'>;
+type Reader = Pick<KafkaAdapter, 'partitionBounds' | 'listOffsets' | 'fetchRecords' | 'topicIdentities'>;
 
 const MAX_ROUNDS = 64;
 
@@ -121,8 +128,17 @@ interface Cached {
 interface Call {
   /** Partitions whose kept records were checked (or read) in this call. */
   checked: CheckedRuns;
-  /** Topic ids as of this call; a topic whose id could not be read is absent. */
-  topicIds: ReadonlyMap<string, string>;
+  /** Topic ids and leader epochs as of this call; a topic whose identity could not be read is absent. */
+  identities: ReadonlyMap<string, TopicIdentity>;
+}
+
+function topicIdOf(call: Call, topic: string): string | undefined {
+  return call.identities.get(topic)?.topicId;
+}
+
+function identityOf(call: Call, topic: string, partition: number): PartitionIdentity {
+  const identity = call.identities.get(topic);
+  return { topicId: identity?.topicId, leaderEpoch: identity?.leaderEpochs.get(partition) };
 }
 
 export class AnchorLocator {
@@ -158,8 +174,11 @@ export class AnchorLocator {
       cursor: 0,
       scanned: 0,
     }));
-    const [bounds, topicIds] = await Promise.all([this.readBounds(searches), this.readTopicIds(searches)]);
-    const call: Call = { checked: new Set(), topicIds };
+    const [bounds, identities] = await Promise.all([
+      this.readBounds(searches),
+      this.readIdentities(searches),
+    ]);
+    const call: Call = { checked: new Set(), identities };
     await this.checkRecords(searches, call);
     await this.useCache(searches, call);
     await this.search(
@@ -219,32 +238,37 @@ export class AnchorLocator {
   }
 
   /**
-   * The ids of the searched topics. Kept records and cached answers of a topic without one are not used:
-   * a failed read only costs reading the target again.
+   * The ids and leader epochs of the searched topics. Kept records and cached answers of a topic without
+   * them are not used: a failed read only costs reading the target again.
    */
-  private async readTopicIds(searches: readonly Search[]): Promise<ReadonlyMap<string, string>> {
+  private async readIdentities(searches: readonly Search[]): Promise<ReadonlyMap<string, TopicIdentity>> {
     if (searches.length === 0) return new Map();
     try {
-      return await this.reader.topicIds([...new Set(searches.map((s) => s.request.topic))]);
+      return await this.reader.topicIdentities([...new Set(searches.map((s) => s.request.topic))]);
     } catch {
       return new Map();
     }
   }
 
-  /** Checks the kept records of the partitions searched in this call (one read of each run's last record). */
+  /**
+   * Checks the kept records of the partitions searched in this call: one read from each run's end at the
+   * leader epoch it was read under, which returns at once (no wait for new records) and only when the
+   * leader still has that epoch.
+   */
   private async checkRecords(searches: readonly Search[], call: Call): Promise<void> {
-    const checks = new Map<string, { topic: string; partition: number; offset: number }>();
+    const checks = new Map<string, FetchRequest>();
     for (const s of searches) {
       const { topic, partition } = s.request;
       const key = partitionKey(topic, partition);
       if (s.bounds === undefined || checks.has(key)) continue;
-      const offset = this.records.bound(key, s.bounds, call.topicIds.get(topic));
-      if (offset !== undefined) checks.set(key, { topic, partition, offset });
+      const check = this.records.bound(key, s.bounds, identityOf(call, topic, partition));
+      if (check !== undefined) checks.set(key, { topic, partition, ...check, maxBytes: WINDOW_READ_BYTES });
     }
     if (checks.size === 0) return;
     const asked = [...checks.entries()];
     const answers = await this.reader.fetchRecords(
-      asked.map(([, read]) => ({ ...read, maxBytes: WINDOW_READ_BYTES })),
+      asked.map(([, read]) => read),
+      { maxWaitMs: 0 },
     );
     asked.forEach(([key], i) => this.records.confirm(key, answers[i], call.checked));
   }
@@ -289,7 +313,7 @@ export class AnchorLocator {
       const holds =
         bounds !== undefined &&
         cached.topicId !== undefined &&
-        cached.topicId === call.topicIds.get(s.request.topic) &&
+        cached.topicId === topicIdOf(call, s.request.topic) &&
         record?.offset === cached.check.offset &&
         matches(record, cached.check.anchor) &&
         cached.location.offset >= bounds.logStartOffset &&
@@ -314,7 +338,7 @@ export class AnchorLocator {
 
   private async search(searches: Search[], call: Call): Promise<void> {
     if (searches.length === 0) return;
-    for (const s of searches) this.placeLearnedFloor(s, call.topicIds.get(s.request.topic));
+    for (const s of searches) this.placeLearnedFloor(s, topicIdOf(call, s.request.topic));
     await this.timestampFloors(searches.filter((s) => s.location === undefined && s.floor === undefined));
     await this.bisect(searches.filter((s) => s.location === undefined && s.floor !== undefined));
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -469,7 +493,7 @@ export class AnchorLocator {
           partitionKey(s.request.topic, s.request.partition),
           answer,
           call.checked,
-          call.topicIds.get(s.request.topic),
+          identityOf(call, s.request.topic, s.request.partition),
         );
       if (answer === undefined) return;
       if (answer.error) {
@@ -630,12 +654,12 @@ export class AnchorLocator {
       exact: point.kind === 'exact',
       detail: point.detail,
       method: s.method,
-      topicId: call.topicIds.get(s.request.topic),
+      topicId: topicIdOf(call, s.request.topic),
     };
     s.location = location;
     // A window that reached the log end may still see later copies arrive: such answers are not cached.
     const anchor = point.role === 'next' ? next : last;
     if (!reachedEnd && anchor !== undefined)
-      this.remember(s, location, anchor, call.topicIds.get(s.request.topic));
+      this.remember(s, location, anchor, topicIdOf(call, s.request.topic));
   }
 }

@@ -160,10 +160,13 @@ function offsetsText(offsets: readonly number[]): string {
 export function resumePoint(window: ResumeWindow): ResumePoint {
   const { records, floorIndex, next, last, settleRecords, reachesEnd } = window;
   const ids = identities(records);
-  const copies = (anchor: Anchor | undefined): number[] =>
-    anchor === undefined
-      ? []
-      : records.flatMap((r, i) => (i >= floorIndex && isCopyOf(r, anchor) ? [i] : []));
+  const copies = (anchor: Anchor | undefined): number[] => {
+    const found: number[] = [];
+    if (anchor === undefined) return found;
+    for (let i = Math.max(0, floorIndex); i < records.length; i++)
+      if (isCopyOf(records[i]!, anchor)) found.push(i);
+    return found;
+  };
   const nCopies = copies(next);
   const lCopies = copies(last);
   // What a copy of N looks like in `ids`: undefined without an N; an identity no record has when N has no copy.

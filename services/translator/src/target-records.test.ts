@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import type { FetchAnswer, FetchedRecord } from '@offsetsync/kafka';
-import { TargetRecords, type CheckedRuns } from './target-records.js';
+import { TargetRecords, type CheckedRuns, type PartitionIdentity } from './target-records.js';
 
 const KEY = 'p0';
 
@@ -21,6 +22,10 @@ class Partition {
   records: FetchedRecord[] = [];
   logStart = 0;
   topicId = 'id-0';
+  /** The leader's epoch: one higher after every leader change, as Kafka counts. */
+  leaderEpoch = 0;
+  /** How many leader changes the metadata a call reads has not seen yet (a broker's stale cache). */
+  metadataLag = 0;
   private generation = 0;
 
   get end(): number {
@@ -32,13 +37,15 @@ class Partition {
   }
 
   /**
-   * Deleted and created again with `count` records (same offsets, new id). With `changedAt` the records
+   * Deleted and created again with `count` records (same offsets, new id, epochs from 0). With `changedAt` the records
    * are the old ones except one (index `changedAt % count`), which only the new id tells; without it,
    * all are new.
    */
   recreate(count: number, changedAt: number | undefined): void {
     this.generation += 1;
     this.topicId = `id-${this.generation}`;
+    // A new topic's partitions start again at leader epoch 0.
+    this.leaderEpoch = 0;
     const old = this.records;
     const changed = changedAt === undefined || count === 0 ? -1 : changedAt % count;
     this.records = [];
@@ -49,15 +56,45 @@ class Partition {
     }
   }
 
-  /** An unclean leader election: the records from `offset` on are other records now (same id). */
+  /** The identity a call reads from the metadata (possibly not yet the leader's own epoch). */
+  identity(): PartitionIdentity {
+    return { topicId: this.topicId, leaderEpoch: Math.max(0, this.leaderEpoch - this.metadataLag) };
+  }
+
+  /** A clean leader change: the same records, a new epoch. */
+  elect(): void {
+    this.leaderEpoch += 1;
+  }
+
+  /**
+   * An unclean leader election: the new leader lacked the records from `offset` on, and others took
+   * their offsets (same id, a new epoch).
+   */
   diverge(offset: number): void {
+    this.elect();
     this.generation += 1;
     for (let o = Math.max(offset, this.logStart); o < this.end; o++)
       this.records[o] = record(o, `g${this.generation}:${o}`);
   }
 
-  /** Records from `offset` on, at most `max`, as the broker answers a fetch. */
-  read(offset: number, max: number): FetchAnswer {
+  /**
+   * Records from `offset` on, at most `max`, as the broker answers a fetch; at `currentLeaderEpoch`, only
+   * when it is the leader's (FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH otherwise).
+   */
+  read(offset: number, max: number, currentLeaderEpoch?: number): FetchAnswer {
+    if (currentLeaderEpoch !== undefined && currentLeaderEpoch !== this.leaderEpoch) {
+      return {
+        topic: 't',
+        partition: 0,
+        requestedOffset: offset,
+        records: [],
+        nextOffset: offset,
+        highWatermark: -1,
+        lastStableOffset: -1,
+        logStartOffset: -1,
+        error: new OffsetSyncError('fenced', { code: ErrorCodes.KAFKA_BROKER_ERROR }),
+      };
+    }
     const from = Math.max(offset, this.logStart);
     const records = this.records.slice(from, from + max);
     return {
@@ -69,6 +106,7 @@ class Partition {
       highWatermark: this.end,
       lastStableOffset: this.end,
       logStartOffset: this.logStart,
+      ...(currentLeaderEpoch === undefined ? {} : { leaderEpoch: currentLeaderEpoch }),
     };
   }
 }
@@ -76,12 +114,13 @@ class Partition {
 /** One locate call's use of the kept records: bound and check, then serve or read and keep. */
 function startCall(kept: TargetRecords, target: Partition): CheckedRuns {
   const checked: CheckedRuns = new Set();
-  const last = kept.bound(
+  const check = kept.bound(
     KEY,
     { logStartOffset: target.logStart, highWatermark: target.end },
-    target.topicId,
+    target.identity(),
   );
-  if (last !== undefined) kept.confirm(KEY, target.read(last, 50), checked);
+  if (check !== undefined)
+    kept.confirm(KEY, target.read(check.offset, 50, check.currentLeaderEpoch), checked);
   return checked;
 }
 
@@ -91,6 +130,8 @@ describe('target records kept across calls', () => {
       fc.record({ kind: fc.constant('append' as const), count: fc.integer({ min: 0, max: 30 }) }),
       fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
       fc.record({ kind: fc.constant('diverge' as const), at: fc.nat() }),
+      fc.record({ kind: fc.constant('elect' as const) }),
+      fc.record({ kind: fc.constant('lag' as const), by: fc.integer({ min: 0, max: 2 }) }),
       fc.record({
         kind: fc.constant('recreate' as const),
         count: fc.integer({ min: 0, max: 60 }),
@@ -114,13 +155,15 @@ describe('target records kept across calls', () => {
             else if (c.kind === 'truncate')
               target.logStart = Math.max(target.logStart, c.at % (target.end + 1));
             else if (c.kind === 'diverge') target.diverge(c.at % (target.end + 1));
+            else if (c.kind === 'elect') target.elect();
+            else if (c.kind === 'lag') target.metadataLag = c.by;
             else target.recreate(c.count, c.changedAt);
             const checked = startCall(kept, target);
             for (const { at, max } of reads) {
               const offset = target.logStart + (at % Math.max(1, target.end - target.logStart + 1));
               const served = kept.serve(KEY, offset, checked);
               if (served === undefined) {
-                kept.absorb(KEY, target.read(offset, max), checked, target.topicId);
+                kept.absorb(KEY, target.read(offset, max), checked, target.identity());
                 continue;
               }
               const fresh = target.read(offset, served.records.length).records;
@@ -136,27 +179,32 @@ describe('target records kept across calls', () => {
     );
   });
 
-  it('drop a run whose last record is another record now, and serve nothing a call has not checked', () => {
-    const target = new Partition();
-    target.append(10);
-    const kept = new TargetRecords(1 << 20, 100);
-    const first = startCall(kept, target);
-    kept.absorb(KEY, target.read(0, 10), first, target.topicId);
-    expect(kept.serve(KEY, 3, first)?.records.map((r) => r.offset)).toEqual([3, 4, 5, 6, 7, 8, 9]);
-    // A new call that has not checked the run yet is not served from it.
-    expect(kept.serve(KEY, 3, new Set())).toBeUndefined();
-    // The same topic id and bounds, but another record at the run's end (an unclean leader election).
-    target.records[9] = record(9, 'other');
-    const second = startCall(kept, target);
-    expect(kept.serve(KEY, 3, second)).toBeUndefined();
-    expect(kept.heldBytes).toBe(0);
+  it('drop a run after an unclean leader election, also while the metadata still shows the old epoch, and serve nothing a call has not checked', () => {
+    for (const metadataLag of [0, 1]) {
+      const target = new Partition();
+      target.append(10);
+      const kept = new TargetRecords(1 << 20, 100);
+      const first = startCall(kept, target);
+      kept.absorb(KEY, target.read(0, 10), first, target.identity());
+      expect(kept.serve(KEY, 3, first)?.records.map((r) => r.offset)).toEqual([3, 4, 5, 6, 7, 8, 9]);
+      // A new call that has not checked the run yet is not served from it.
+      expect(kept.serve(KEY, 3, new Set())).toBeUndefined();
+      // A call at the same epoch is, after its check.
+      expect(kept.serve(KEY, 3, startCall(kept, target))?.records).toHaveLength(7);
+      // The same topic id and bounds, other records from offset 5 on: only the leader epoch tells.
+      target.diverge(5);
+      target.metadataLag = metadataLag;
+      const second = startCall(kept, target);
+      expect(kept.serve(KEY, 3, second)).toBeUndefined();
+      expect(kept.heldBytes).toBe(0);
+    }
   });
 
   it('drop a run of a topic recreated with the same records except one in the middle (only its id tells)', () => {
     const target = new Partition();
     target.append(20);
     const kept = new TargetRecords(1 << 20, 100);
-    kept.absorb(KEY, target.read(0, 20), startCall(kept, target), target.topicId);
+    kept.absorb(KEY, target.read(0, 20), startCall(kept, target), target.identity());
     target.recreate(20, 7);
     expect(target.records[19]).toEqual(record(19, 'g0:19'));
     const checked = startCall(kept, target);
@@ -168,11 +216,11 @@ describe('target records kept across calls', () => {
     target.append(400);
     const kept = new TargetRecords(20_000, 1_000);
     const checked: CheckedRuns = new Set();
-    kept.absorb('a', target.read(0, 50), checked, target.topicId);
-    kept.absorb('b', target.read(0, 50), checked, target.topicId);
+    kept.absorb('a', target.read(0, 50), checked, target.identity());
+    kept.absorb('b', target.read(0, 50), checked, target.identity());
     // 400 records are more than half the budget: the run keeps its newest quarter of it, and the least
     // recently used other run goes to make room.
-    kept.absorb(KEY, target.read(0, 400), checked, target.topicId);
+    kept.absorb(KEY, target.read(0, 400), checked, target.identity());
     expect(kept.heldBytes).toBeLessThanOrEqual(20_000);
     expect(kept.serve('a', 0, checked)).toBeUndefined();
     expect(kept.serve('b', 0, checked)?.records).toHaveLength(50);

@@ -1,18 +1,26 @@
 // Target records the locator has read, kept across calls so that the many commits of one partition do not
-// each read and decode the same window again. A record at an offset never changes while the topic exists;
-// what can change is the topic itself (deleted and created again, truncated, an unclean leader election).
-// So a run of records kept from an earlier call is used only after it was checked in this call: the topic
-// must still have the id the run was read under (a recreated topic has a new one, and may hold other
-// records at the same offsets), the run must lie within the partition's current bounds (the part below
-// the log start is dropped), and its last record must still be there, the same record (read again; the
-// read also extends the run toward the log end). Runs read in a call are good for that call. Memory is
-// bounded by a byte budget over all partitions, least recently used first out.
+// each read and decode the same window again. A record at an offset never changes while the topic exists
+// and its partition keeps its leader: what can change it is the topic deleted and created again (a new
+// topic id, possibly other records at the same offsets) or a leader change (an unclean election truncates
+// the log and other records take the offsets). Retention and DeleteRecords only move the log start. So a
+// run of records kept from an earlier call is used only after this call checked it: the topic must still
+// have the id the run was read under, the run must lie within the partition's current bounds (the part
+// below the log start is dropped), and the partition's leader must still be at the leader epoch the run
+// was read under: a read from the run's end that names that epoch, which the leader answers only at its
+// own epoch (the read also extends the run toward the log end). A run that saw a leader change goes whole,
+// even a clean one (they are rare). Runs read in a call are good for that call. Memory is bounded by a
+// byte budget over all partitions, least recently used first out.
 import type { FetchAnswer, FetchedRecord, PartitionBounds } from '@offsetsync/kafka';
 
 /** Records read without a hole: every data record with offset in [from, to), in offset order. */
 interface Run {
   /** The topic id the records were read under. */
   topicId: string;
+  /**
+   * The partition's leader epoch when the run was started, as the call that started it read it before
+   * reading the records: never later than the epoch the records were read at.
+   */
+  leaderEpoch: number;
   from: number;
   to: number;
   records: FetchedRecord[];
@@ -28,24 +36,21 @@ export interface ServedRead {
 /** The partitions whose runs were checked (or read) in one locate call. */
 export type CheckedRuns = Set<string>;
 
+/** A partition's identity as one call read it (Metadata): its topic id and its leader's epoch, if known. */
+export interface PartitionIdentity {
+  topicId: string | undefined;
+  leaderEpoch: number | undefined;
+}
+
+/** The read that checks a kept run: from its end, naming the leader epoch it was read under. */
+export interface RunCheck {
+  offset: number;
+  currentLeaderEpoch: number;
+}
+
 /** Rough memory of one decoded record: its key and value, and the objects around them. */
 function recordBytes(record: FetchedRecord): number {
   return 160 + (record.key?.length ?? 0) + (record.value?.length ?? 0);
-}
-
-function sameBytes(a: Buffer | null, b: Buffer | null): boolean {
-  return a === null || b === null ? a === b : a.equals(b);
-}
-
-/** Whether two reads of one offset returned the same record. */
-function sameRecord(a: FetchedRecord, b: FetchedRecord): boolean {
-  return (
-    a.offset === b.offset &&
-    a.timestampMs === b.timestampMs &&
-    a.timestampType === b.timestampType &&
-    sameBytes(a.key, b.key) &&
-    sameBytes(a.value, b.value)
-  );
 }
 
 /** The index of the first record with offset >= `offset` (records.length when none). */
@@ -87,13 +92,18 @@ export class TargetRecords {
 
   /**
    * Fits the partition's run to its current bounds: the records below the log start go; a run of another
-   * topic id, or that ends past the log end (the partition is shorter than it was), goes whole. Returns the offset of the run's
-   * last record, which must be read again before the run is used; undefined when there is nothing to check.
+   * topic id or leader epoch, or that ends past the log end (the partition is shorter than it was), goes
+   * whole. Returns the read that checks the run before it is used; undefined when there is nothing to check.
    */
-  bound(key: string, bounds: PartitionBounds, topicId: string | undefined): number | undefined {
+  bound(key: string, bounds: PartitionBounds, identity: PartitionIdentity): RunCheck | undefined {
     const run = this.runs.get(key);
     if (run === undefined) return undefined;
-    if (run.topicId !== topicId || run.to > bounds.highWatermark || run.to <= bounds.logStartOffset) {
+    if (
+      run.topicId !== identity.topicId ||
+      run.leaderEpoch !== identity.leaderEpoch ||
+      run.to > bounds.highWatermark ||
+      run.to <= bounds.logStartOffset
+    ) {
       this.drop(key);
       return undefined;
     }
@@ -103,29 +113,31 @@ export class TargetRecords {
       this.resize(run, -sum(removed));
       run.from = bounds.logStartOffset;
     }
-    const last = run.records.at(-1);
-    if (last === undefined) {
+    if (run.records.length === 0) {
       this.drop(key);
       return undefined;
     }
-    return last.offset;
+    return { offset: run.to, currentLeaderEpoch: run.leaderEpoch };
   }
 
   /**
-   * The read of the run's last record again: the run is good for this call when that record is still
-   * there unchanged (and grows by what the read returned after it); otherwise it goes.
+   * The answer to the run's check: the run is good for this call when the leader answered at the run's
+   * epoch (and grows by the records after it); otherwise it goes.
    */
   confirm(key: string, answer: FetchAnswer | undefined, checked: CheckedRuns): void {
     const run = this.runs.get(key);
     if (run === undefined) return;
-    const last = run.records.at(-1);
-    const again = answer?.error === undefined ? answer?.records[0] : undefined;
-    if (last === undefined || again === undefined || !sameRecord(last, again)) {
+    if (
+      answer === undefined ||
+      answer.error !== undefined ||
+      answer.leaderEpoch !== run.leaderEpoch ||
+      answer.requestedOffset !== run.to
+    ) {
       this.drop(key);
       return;
     }
     checked.add(key);
-    this.absorb(key, answer!, checked, run.topicId);
+    this.absorb(key, answer, checked, { topicId: run.topicId, leaderEpoch: run.leaderEpoch });
   }
 
   /** The records from `offset` on, when a run checked in this call holds that offset. */
@@ -150,18 +162,20 @@ export class TargetRecords {
   }
 
   /**
-   * Keeps what a read of the topic with id `topicId` returned (nothing without an id): it extends a run
-   * checked in this call when it starts within it or reaches it, and otherwise starts a new run for the
-   * partition (the old one goes).
+   * Keeps what a read returned, under the partition's identity as this call read it before the read
+   * (nothing without a topic id and a leader epoch): it extends a run checked in this call when it starts
+   * within it or reaches it, and otherwise starts a new run for the partition (the old one goes).
    */
-  absorb(key: string, answer: FetchAnswer, checked: CheckedRuns, topicId: string | undefined): void {
-    if (this.budgetBytes === 0 || answer.error !== undefined || topicId === undefined) return;
+  absorb(key: string, answer: FetchAnswer, checked: CheckedRuns, identity: PartitionIdentity): void {
+    const { topicId, leaderEpoch } = identity;
+    if (this.budgetBytes === 0 || answer.error !== undefined) return;
+    if (topicId === undefined || leaderEpoch === undefined) return;
     const from = answer.requestedOffset;
     const to = answer.nextOffset;
     if (to <= from) return;
     const fresh = answer.records.filter((r) => r.offset >= from && r.offset < to);
     const held = checked.has(key) ? this.runs.get(key) : undefined;
-    const run = held?.topicId === topicId ? held : undefined;
+    const run = held?.topicId === topicId && held.leaderEpoch === leaderEpoch ? held : undefined;
     if (run !== undefined && from >= run.from && from <= run.to) {
       if (to > run.to) {
         const added = fresh.slice(firstAtOrAfter(fresh, run.to));
@@ -172,10 +186,17 @@ export class TargetRecords {
       this.touch(key, run);
     } else if (run !== undefined && from < run.from && to >= run.from) {
       const kept = run.records.slice(firstAtOrAfter(run.records, to));
-      const merged = { topicId, from, to: Math.max(to, run.to), records: [...fresh, ...kept], bytes: 0 };
+      const merged = {
+        topicId,
+        leaderEpoch,
+        from,
+        to: Math.max(to, run.to),
+        records: [...fresh, ...kept],
+        bytes: 0,
+      };
       this.replace(key, merged);
     } else {
-      this.replace(key, { topicId, from, to, records: fresh, bytes: 0 });
+      this.replace(key, { topicId, leaderEpoch, from, to, records: fresh, bytes: 0 });
     }
     checked.add(key);
     this.evict(key);

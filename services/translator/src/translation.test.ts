@@ -7,7 +7,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   AnchorStatus,
+  ErrorCodes,
   OffsetCommitted,
+  OffsetSyncError,
   RefusalReason,
   TimestampType,
   TranslationMethod,
@@ -20,6 +22,7 @@ import {
   type KafkaAdapter,
   type OffsetAnswer,
   type PartitionBounds,
+  type TopicIdentity,
   type TopicPartition,
 } from '@offsetsync/kafka';
 import { AnchorLocator } from './anchor-locator.js';
@@ -37,11 +40,13 @@ interface SourceRecord {
 /** A target partition: records at offsets from `logStart` on, in order (earlier ones truncated away). */
 class MemoryTarget implements Pick<
   KafkaAdapter,
-  'partitionBounds' | 'listOffsets' | 'fetchRecords' | 'topicIds'
+  'partitionBounds' | 'listOffsets' | 'fetchRecords' | 'topicIdentities'
 > {
   fetches = 0;
   /** The topic's id: a test that recreates the topic gives it a new one, as Kafka does. */
   topicId = 'topic-id-0';
+  /** The partition leader's epoch: a test of an unclean leader election raises it, as Kafka does. */
+  leaderEpoch = 0;
 
   constructor(
     public records: FetchedRecord[],
@@ -58,8 +63,9 @@ class MemoryTarget implements Pick<
     return this.records.filter((r) => r.offset >= this.logStart);
   }
 
-  topicIds(topics: readonly string[]): Promise<Map<string, string>> {
-    return Promise.resolve(new Map(topics.map((topic) => [topic, this.topicId])));
+  topicIdentities(topics: readonly string[]): Promise<Map<string, TopicIdentity>> {
+    const identity = { topicId: this.topicId, leaderEpochs: new Map([[0, this.leaderEpoch]]) };
+    return Promise.resolve(new Map(topics.map((topic) => [topic, identity])));
   }
 
   partitionBounds(partitions: readonly TopicPartition[]): Promise<PartitionBounds[]> {
@@ -88,11 +94,29 @@ class MemoryTarget implements Pick<
   }
 
   fetchRecords(
-    requests: ReadonlyArray<{ topic: string; partition: number; offset: number }>,
+    requests: ReadonlyArray<{
+      topic: string;
+      partition: number;
+      offset: number;
+      currentLeaderEpoch?: number;
+    }>,
   ): Promise<FetchAnswer[]> {
     this.fetches += 1;
     return Promise.resolve(
-      requests.map((r) => {
+      requests.map((r): FetchAnswer => {
+        if (r.currentLeaderEpoch !== undefined && r.currentLeaderEpoch !== this.leaderEpoch) {
+          return {
+            topic: r.topic,
+            partition: r.partition,
+            requestedOffset: r.offset,
+            records: [],
+            nextOffset: r.offset,
+            highWatermark: -1,
+            lastStableOffset: -1,
+            logStartOffset: -1,
+            error: new OffsetSyncError('FENCED_LEADER_EPOCH', { code: ErrorCodes.KAFKA_BROKER_ERROR }),
+          };
+        }
         const from = Math.max(r.offset, this.logStart);
         const records = this.records
           .slice(from, from + this.maxRecordsPerFetch)
@@ -106,6 +130,7 @@ class MemoryTarget implements Pick<
           highWatermark: this.highWatermark,
           lastStableOffset: this.highWatermark,
           logStartOffset: this.logStart,
+          ...(r.currentLeaderEpoch === undefined ? {} : { leaderEpoch: r.currentLeaderEpoch }),
         };
       }),
     );
@@ -486,7 +511,7 @@ describe('translation against a replicated target', () => {
     });
   });
 
-  it('checks a cached answer against the target before giving it: a recreated topic holds other records there', async () => {
+  it('checks a cached answer against the target before giving it: after an unclean leader election the topic holds other records there', async () => {
     const source: SourceRecord[] = Array.from({ length: 1000 }, (_, offset) => ({
       offset,
       timestampMs: 1000 + offset,
@@ -503,7 +528,9 @@ describe('translation against a replicated target', () => {
     const locator = locatorFor(target, { duplicateWindow: 20 });
     const event = commitEvent(source, 400);
     expect(await translate(target, event, { locator })).toMatchObject({ targetOffset: 400 });
-    // Deleted and recreated, copied again from offset 100 on: source 400 is at 300 now.
+    // The same topic, but its new leader lacked the records and they were copied again from offset 100
+    // on: source 400 is at 300 now, and only the leader epoch tells.
+    target.leaderEpoch += 1;
     target.records = copiesOf(
       source,
       source.slice(100).map((r) => r.offset),

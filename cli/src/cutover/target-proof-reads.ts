@@ -139,28 +139,28 @@ async function readAround(
   at: ReadonlyArray<TopicPartition & { offset: number; bounds: PartitionBounds }>,
   window: number,
 ): Promise<Array<{ before: ProofRecord[]; from: ProofRecord[] } | Error>> {
-  // One read after the other: concurrent fetchRecords calls on one adapter leave a broker connection open
-  // after disconnect (seen against the test bed), which keeps the command from exiting.
-  const before = await readBackward(
-    cluster,
-    at.map((a) => ({
-      topic: a.topic,
-      partition: a.partition,
-      before: a.offset,
-      logStartOffset: a.bounds.logStartOffset,
-      limit: window,
-    })),
-  );
-  const from = await readForward(
-    cluster,
-    at.map((a) => ({
-      topic: a.topic,
-      partition: a.partition,
-      from: a.offset,
-      until: Number.MAX_SAFE_INTEGER,
-      limit: window,
-    })),
-  );
+  const [before, from] = await Promise.all([
+    readBackward(
+      cluster,
+      at.map((a) => ({
+        topic: a.topic,
+        partition: a.partition,
+        before: a.offset,
+        logStartOffset: a.bounds.logStartOffset,
+        limit: window,
+      })),
+    ),
+    readForward(
+      cluster,
+      at.map((a) => ({
+        topic: a.topic,
+        partition: a.partition,
+        from: a.offset,
+        until: Number.MAX_SAFE_INTEGER,
+        limit: window,
+      })),
+    ),
+  ]);
   return at.map((_, i) => {
     const b = before[i]!;
     const f = from[i]!;

@@ -59,7 +59,9 @@ function addressOf(e: OffsetSyncEvent): { subject: string; msgId: string | null 
           e.event.sourceCluster,
           e.event.targetCluster,
           e.event.version,
-          pending ? { final: false, attempts: e.event.attempts } : { final: true },
+          pending
+            ? { final: false, attempts: e.event.attempts }
+            : { final: true, revision: e.event.revision },
         ),
       };
     }

@@ -183,15 +183,29 @@ describe('decideApply: never stale state (invariant 2)', () => {
     }
   });
 
-  it('keeps the first translation of a version when the same version comes with another offset', () => {
-    const decision = decideApply({
+  it('revises a version forward only: the same version with a later offset is applied, with an earlier one skipped', () => {
+    const stored = applied(v(4, 20), 40);
+    const targetCommit = { offset: 40, metadata: mark(v(4, 20)) };
+    const later = decideApply({
       source: SOURCE,
       translation: translation(v(4, 20), 41),
-      stored: applied(v(4, 20), 40),
-      targetCommit: { offset: 40, metadata: mark(v(4, 20)) },
+      stored,
+      targetCommit,
       nowMs: NOW,
     });
-    expect(decision).toMatchObject({ kind: 'skip', reason: 'STALE_VERSION' });
+    expect(later).toMatchObject({
+      kind: 'apply',
+      reserve: true,
+      record: { version: v(4, 20), targetOffset: 41 },
+    });
+    const earlier = decideApply({
+      source: SOURCE,
+      translation: translation(v(4, 20), 39),
+      stored,
+      targetCommit,
+      nowMs: NOW,
+    });
+    expect(earlier).toMatchObject({ kind: 'skip', reason: 'STALE_VERSION' });
   });
 
   it("does not take another source's mark for its own", () => {
@@ -284,10 +298,10 @@ describe('decideApply: the target is its own floor (invariant 7)', () => {
     expect(decision).toMatchObject({ kind: 'skip', reason: 'STALE_VERSION' });
   });
 
-  it('keeps the first translation of the marked version, and commits it again (rebuilding KV) when it is the same', () => {
+  it('never revises the marked version backwards, and commits it again (rebuilding KV) when it is the same', () => {
     const other = decideApply({
       source: SOURCE,
-      translation: translation(v(4, 20), 41),
+      translation: translation(v(4, 20), 39),
       stored: undefined,
       targetCommit: { offset: 40, metadata: mark(v(4, 20)) },
       nowMs: NOW,

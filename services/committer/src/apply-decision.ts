@@ -71,7 +71,8 @@ function markedVersion(
 /**
  * The target as its own floor (invariant 7): offsetsync's mark on the target's commit names the source
  * version it applied, so a translation older than that version is stale, and so is the same version with
- * another target offset (the first translation of a version wins), whatever KV remembers. This keeps a
+ * a lower target offset (a version's translation is only ever revised forward: the translator revises an
+ * applied one when the replicator wrote more copies of consumed records after it), whatever KV remembers. This keeps a
  * target from stepping back when the applied-versions bucket was lost or reset and the streams replay.
  * Undefined when the mark does not forbid the translation. Pure.
  */
@@ -91,12 +92,12 @@ export function targetFloor(
         `that the target's commit mark holds (offset ${marked.offset}); the target's commit mark holds a newer version`,
     };
   }
-  if (order === 0 && marked.offset !== translation.targetOffset) {
+  if (order === 0 && marked.offset > translation.targetOffset) {
     return {
       reason: 'STALE_VERSION',
       detail:
         `version ${formatVersion(translation.version)} is already committed on the target with target offset ` +
-        `${marked.offset} (its commit mark); the first translation of a version wins`,
+        `${marked.offset} (its commit mark); a version's translation is only ever revised forward`,
     };
   }
   return undefined;
@@ -123,8 +124,8 @@ export interface ApplyInput {
  * Decides what to do with one translation:
  * 1. A version older than the stored one is stale, and so is one older than the version in offsetsync's
  *    mark on the target's commit (the target is its own floor: {@link targetFloor}), even when KV has no
- *    record. The same version again is stale too when its target offset differs (the first translation
- *    of a version wins); with the same offset it is a redelivery: already applied when the target holds
+ *    record. The same version again is stale too when its target offset is lower (a translation is only
+ *    revised forward); with a higher one it is a revision, applied; with the same offset it is a redelivery: already applied when the target holds
  *    offsetsync's mark for it, otherwise committed again (a crash between the KV reservation and the
  *    Kafka commit leaves exactly that state).
  * 2. The target owns the position from the moment an application commit is first seen there
@@ -145,14 +146,15 @@ export function decideApply(input: ApplyInput): ApplyDecision {
   const floor = targetFloor(targetCommit, input.source, translation);
   if (floor !== undefined) return { kind: 'skip', ...floor };
   if (order === 0 && stored !== undefined) {
-    if (translation.targetOffset !== stored.targetOffset) {
+    if (translation.targetOffset < stored.targetOffset) {
       return {
         kind: 'skip',
         reason: 'STALE_VERSION',
-        detail: `version ${formatVersion(translation.version)} was already applied with target offset ${stored.targetOffset}`,
+        detail: `version ${formatVersion(translation.version)} was already applied with the later target offset ${stored.targetOffset}`,
       };
     }
     if (
+      translation.targetOffset === stored.targetOffset &&
       isMarkedWith(targetCommit, input.source, translation.version) &&
       targetCommit?.offset === stored.targetOffset
     ) {
@@ -185,7 +187,7 @@ export function decideApply(input: ApplyInput): ApplyDecision {
       : { kind: 'skip', reason: 'TARGET_AHEAD', detail };
   }
 
-  if (order === 0 && stored !== undefined) {
+  if (order === 0 && stored !== undefined && translation.targetOffset === stored.targetOffset) {
     // The same version again: commit it again. Only a recorded ownership that this source commit
     // outdates needs a KV write.
     if (stored.targetOwnedSinceMs === undefined) return { kind: 'apply', record: stored, reserve: false };

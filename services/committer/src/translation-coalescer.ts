@@ -1,5 +1,6 @@
 // Within one batch only the newest translation per key is worth committing; the older ones are reported
-// as stale. The survivors are grouped per consumer group, because the target takes one OffsetCommit per
+// as stale. Newest: the latest version, and of one version the latest target offset (a translation is
+// only revised forward). The survivors are grouped per consumer group, because the target takes one OffsetCommit per
 // group. Pure.
 import { compareVersions, type Version } from '@offsetsync/contracts';
 
@@ -9,6 +10,12 @@ export interface Keyed {
   key: string;
   group: string;
   version: Version;
+  translation: { targetOffset: number };
+}
+
+/** Negative when `a` is older than `b`: by version, then by target offset. Pure. */
+function compareKeyed(a: Keyed, b: Keyed): number {
+  return compareVersions(a.version, b.version) || a.translation.targetOffset - b.translation.targetOffset;
 }
 
 export interface Coalesced<T extends Keyed> {
@@ -18,13 +25,12 @@ export interface Coalesced<T extends Keyed> {
   superseded: { item: T; by: T }[];
 }
 
-/** Keeps the newest translation per key; of equal versions the first one seen. */
+/** Keeps the newest translation per key; of equal versions and offsets the first one seen. */
 export function coalesceByKey<T extends Keyed>(items: readonly T[]): Coalesced<T> {
   const newestByKey = new Map<string, T>();
   for (const item of items) {
     const current = newestByKey.get(item.key);
-    if (current === undefined || compareVersions(item.version, current.version) > 0)
-      newestByKey.set(item.key, item);
+    if (current === undefined || compareKeyed(item, current) > 0) newestByKey.set(item.key, item);
   }
   const superseded: { item: T; by: T }[] = [];
   for (const item of items) {

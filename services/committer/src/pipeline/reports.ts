@@ -67,7 +67,7 @@ export interface ReportedTranslation {
 
 /**
  * The stream message of one report, through the event envelope: the OffsetApplied event on its key's
- * subject, the message id of link, version and outcome (the same outcome decided again after a
+ * subject, the message id of link, version, outcome and revision (the same outcome decided again after a
  * redelivery or by another instance is stored once), continuing the trace of `traceContext`. Pure.
  */
 export function appliedMessage(
@@ -77,7 +77,7 @@ export function appliedMessage(
   traceContext: Context,
 ): StreamMessage {
   const { translation, version, report } = reportedTranslation;
-  const msgId = appliedMessageId(link.source, link.target, version, report.outcome);
+  const msgId = appliedMessageId(link.source, link.target, version, report.outcome, translation.revision);
   const encoded = encodeEvent(
     { type: 'OffsetApplied', event: appliedEvent(translation, report) },
     { subject: appliedSubject(names, translation), msgId, trace: traceContext },

@@ -732,6 +732,12 @@ export interface OffsetTranslated {
   translatedAtMs: number;
   /** How many times translation has been tried for this version so far (counts retries while PENDING). */
   attempts: number;
+  /**
+   * 0 for the first final translation of this version; n for its n-th revision. The translator revises an
+   * applied translation forward when the replicator wrote more copies of consumed records after it while
+   * the group did not commit again; a revision always has a later target_offset than the one it revises.
+   */
+  revision: number;
 }
 
 /** What the committer did with one translated offset. Published by the committer for the target cluster. */
@@ -1710,6 +1716,7 @@ function createBaseOffsetTranslated(): OffsetTranslated {
     observedAtMs: 0,
     translatedAtMs: 0,
     attempts: 0,
+    revision: 0,
   };
 }
 
@@ -1762,6 +1769,9 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
     }
     if (message.attempts !== 0) {
       writer.uint32(128).int32(message.attempts);
+    }
+    if (message.revision !== 0) {
+      writer.uint32(136).int32(message.revision);
     }
     return writer;
   },
@@ -1907,6 +1917,14 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
             message.attempts = reader.int32();
             continue;
           }
+          case 17: {
+            if (tag !== 136) {
+              break;
+            }
+
+            message.revision = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -1969,6 +1987,7 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
         ? globalThis.Number(object.translated_at_ms)
         : 0,
       attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
+      revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
     };
   },
 
@@ -2022,6 +2041,9 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
     if (message.attempts !== 0) {
       obj.attempts = Math.round(message.attempts);
     }
+    if (message.revision !== 0) {
+      obj.revision = Math.round(message.revision);
+    }
     return obj;
   },
 
@@ -2048,6 +2070,7 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
     message.observedAtMs = object.observedAtMs ?? 0;
     message.translatedAtMs = object.translatedAtMs ?? 0;
     message.attempts = object.attempts ?? 0;
+    message.revision = object.revision ?? 0;
     return message;
   },
 };

@@ -655,6 +655,7 @@ export class AnchorLocator {
       detail: point.detail,
       method: s.method,
       topicId: topicIdOf(call, s.request.topic),
+      ...(reachedEnd && s.window.length - 1 - s.firstMatch < 2 * settle ? { openEnded: true } : {}),
     };
     s.location = location;
     // A window that reached the log end may still see later copies arrive: such answers are not cached.

@@ -23,6 +23,7 @@ import { ProblemBoard } from '@offsetsync/runtime';
 import { partitionKey, type LocateRequest } from './anchor-locator.js';
 import type { Locator } from './pipeline/locate.js';
 import { replacesStored, type TranslationRank } from './pipeline/publish.js';
+import type { RevisionLimits } from './pipeline/revisions.js';
 import { PositionMemory } from './position-memory.js';
 import { TranslationPipeline, type CommittedMessage } from './translation-pipeline.js';
 import type { Location } from './translation-plan.js';
@@ -103,6 +104,8 @@ function commit(partition: number, offset: number, options: { deliveries?: numbe
 class TableLocator implements Locator {
   readonly asked: LocateRequest[] = [];
   fail: Error | undefined;
+  /** The high watermark of every target partition. */
+  highWatermark = 1000;
   constructor(readonly answers: Map<number, Location>) {}
   locate(requests: readonly LocateRequest[]) {
     if (this.fail !== undefined) return Promise.reject(this.fail);
@@ -113,16 +116,27 @@ class TableLocator implements Locator {
         floorFailed: false,
       })),
       bounds: new Map(
-        requests.map((r) => [partitionKey(r.topic, r.partition), { logStartOffset: 0, highWatermark: 1000 }]),
+        requests.map((r) => [
+          partitionKey(r.topic, r.partition),
+          { logStartOffset: 0, highWatermark: this.highWatermark },
+        ]),
       ),
     });
   }
-  partitionBounds(_: readonly TopicPartition[]) {
-    return Promise.resolve(new Map());
+  partitionBounds(partitions: readonly TopicPartition[]) {
+    return Promise.resolve(
+      new Map(
+        partitions.map((p) => [
+          partitionKey(p.topic, p.partition),
+          { logStartOffset: 0, highWatermark: this.highWatermark },
+        ]),
+      ),
+    );
   }
 }
 
-function setup(answers = new Map<number, Location>()) {
+function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits) {
+  const time = { nowMs: NOW };
   const locator = new TableLocator(answers);
   const published: { msgId: string; event: OffsetTranslated }[] = [];
   /** The rank of the last translation stored per subject. */
@@ -151,17 +165,92 @@ function setup(answers = new Map<number, Location>()) {
     },
     pendingFallbackAfterMs: 0,
     pendingRetry: { minMs: 50, maxMs: 500 },
+    ...(revisions === undefined ? {} : { revisions }),
     tracer: new BasicTracerProvider().getTracer('test'),
     logger: pino({ level: 'silent' }),
     record: (outcome) => counts.push(outcome),
     problems,
-    clock: () => NOW,
+    clock: () => time.nowMs,
   });
   const failPublish = (error: Error | undefined) => (publishFailure = error);
-  return { pipeline, locator, published, stored, problems, counts, failPublish };
+  return { pipeline, locator, published, stored, problems, counts, failPublish, time };
 }
 
 const codes = (problems: ProblemBoard) => problems.list().map((p) => p.code);
+
+describe('TranslationPipeline revisions', () => {
+  const WATCH: RevisionLimits = { windowMs: 60_000, intervalMs: 1_000, maxWatched: 10 };
+  const openEnded = (offset: number): Location => ({
+    ...(found(offset, 'timestamp-scan') as Extract<Location, { kind: 'found' }>),
+    openEnded: true,
+  });
+
+  it('revises a translation forward when the target grew and the answer moved later, until a window settles it', async () => {
+    const answers = new Map([[12, openEnded(19)]]);
+    const { pipeline, locator, published, counts, time } = setup(answers, WATCH);
+    await pipeline.handleBatch([commit(0, 12)]);
+    expect(pipeline.revisions.size).toBe(1);
+    // The target did not grow: not even located again.
+    time.nowMs += 1_000;
+    await pipeline.revise();
+    expect(locator.asked).toHaveLength(1);
+    // It grew, and a copy of the last consumed record followed: revision 1, later; not before the
+    // interval has passed.
+    locator.highWatermark = 1010;
+    answers.set(12, openEnded(25));
+    await pipeline.revise();
+    expect(locator.asked).toHaveLength(2);
+    expect(published.map((p) => [p.msgId, p.event.targetOffset, p.event.revision])).toEqual([
+      ['src:dst:1:12:final', 19, 0],
+      ['src:dst:1:12:revised-1', 25, 1],
+    ]);
+    // It grew again: looked at once the interval passed since the last look, and the window settled at
+    // the same offset: nothing published, no longer watched.
+    locator.highWatermark = 1020;
+    answers.set(12, found(25, 'timestamp-scan'));
+    time.nowMs += 500;
+    await pipeline.revise();
+    expect(locator.asked).toHaveLength(2);
+    time.nowMs += 500;
+    await pipeline.revise();
+    expect(locator.asked).toHaveLength(3);
+    expect(published).toHaveLength(2);
+    expect(pipeline.revisions.size).toBe(0);
+    expect(counts).toEqual(['exact', 'revised']);
+  });
+
+  it('never publishes a revision that lands earlier, and stops watching once the group commits again', async () => {
+    const answers = new Map([
+      [12, openEnded(19)],
+      [13, found(30, 'timestamp-scan')],
+    ]);
+    const { pipeline, locator, published, time } = setup(answers, WATCH);
+    await pipeline.handleBatch([commit(0, 12)]);
+    locator.highWatermark = 1010;
+    answers.set(12, openEnded(18));
+    time.nowMs += 1_000;
+    await pipeline.revise();
+    expect(published).toHaveLength(1);
+    expect(pipeline.revisions.size).toBe(1);
+    await pipeline.handleBatch([commit(0, 13, { seq: 2 })]);
+    expect(pipeline.revisions.size).toBe(0);
+    locator.highWatermark = 1020;
+    answers.set(12, openEnded(40));
+    time.nowMs += 60_000;
+    await pipeline.revise();
+    expect(published.map((p) => p.msgId)).toEqual(['src:dst:1:12:final', 'src:dst:1:13:final']);
+  });
+
+  it('watches nothing without a revision window', async () => {
+    const { pipeline, locator, published, time } = setup(new Map([[12, openEnded(19)]]));
+    await pipeline.handleBatch([commit(0, 12)]);
+    locator.highWatermark = 1010;
+    time.nowMs += 1_000;
+    await pipeline.revise();
+    expect(pipeline.revisions.size).toBe(0);
+    expect(published).toHaveLength(1);
+  });
+});
 
 describe('TranslationPipeline', () => {
   it('translates only the newest commit per key, acks deletions, terminates what it cannot decode', async () => {
@@ -281,7 +370,7 @@ describe('TranslationPipeline', () => {
     expect(older.settled).toEqual(['ack']);
     expect(published.map((p) => p.msgId)).toEqual(['src:dst:1:60:pending-1']);
     expect(stored.get(names.translated('src', 'dst', { group: 'g', topic: 'orders', partition: 0 }))).toEqual(
-      { version: { offsetsPartition: 1, offsetsOffset: 60 }, stage: 1 },
+      { version: { offsetsPartition: 1, offsetsOffset: 60 }, stage: 1, revision: 0 },
     );
     // An older pending one is done too, not handed back; the key still waits for the newer one's record.
     const olderPending = commit(0, 59, { deliveries: 2 });

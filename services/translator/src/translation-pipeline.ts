@@ -6,18 +6,28 @@
 //   build:           the translation of each located commit, and the position it teaches;
 //   publish:         one OffsetTranslated event per translation, through the envelope, unless the key's
 //                    translation in the stream is newer (instances sharing the consumer finish in any order);
-//   schedule pending: acknowledge what is done, hand pending ones back with a growing delay.
+//   schedule pending: acknowledge what is done, hand pending ones back with a growing delay;
+//   revise:          translations made before the target held the whole duplicate window after them are
+//                    watched, and made again when the target grew: a later offset is published as the
+//                    next revision of the same version (pipeline/revisions.ts).
 // A source commit is acknowledged only after JetStream acknowledged its translation; a crash leads to a
 // redelivery, and the message ids make the repeat harmless.
 import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
 import type { MsgHdrs } from 'nats';
-import { formatVersion, type Names, type OffsetCommitted, type OffsetSyncError } from '@offsetsync/contracts';
+import {
+  formatVersion,
+  TranslationOutcome,
+  type Names,
+  type OffsetCommitted,
+  type OffsetSyncError,
+} from '@offsetsync/contracts';
 import type { NewestOutcome, RankedMessage } from '@offsetsync/jetstream';
 import { toOffsetSyncError } from '@offsetsync/kafka';
 import type { Logger, ProblemBoard } from '@offsetsync/runtime';
 import type { PositionMemory } from './position-memory.js';
 import { buildTranslation } from './pipeline/build-translations.js';
 import { newestPerSubject, readCommit } from './pipeline/intake.js';
+import { partitionKey } from './anchor-locator.js';
 import { locateAnchors, readFailures, type AnchorLocations, type Locator } from './pipeline/locate.js';
 import {
   FINAL_STAGE,
@@ -26,6 +36,12 @@ import {
   type Link,
   type TranslationRank,
 } from './pipeline/publish.js';
+import {
+  isForwardRevision,
+  RevisionWatch,
+  type RevisionLimits,
+  type WatchedTranslation,
+} from './pipeline/revisions.js';
 import { PendingTranslations, settlementOf, type PendingRetry } from './pipeline/schedule-pending.js';
 import { decideWithoutTarget, type Translation } from './translation-plan.js';
 
@@ -52,6 +68,8 @@ const TranslatorAreas = {
   locateAnchors: 'locate anchors',
   /** Publishing OffsetTranslated events to JetStream. */
   publishTranslations: 'publish translations',
+  /** Making watched translations again (pipeline/revisions.ts). */
+  reviseTranslations: 'revise translations',
 } as const;
 
 /** What a translation pipeline needs. */
@@ -74,6 +92,8 @@ export interface TranslationPipelineOptions {
   pendingFallbackAfterMs: number;
   /** The backoff of pending translations. */
   pendingRetry: PendingRetry;
+  /** translator.revisionWindowMs and the watch's size. Default: no revisions. */
+  revisions?: RevisionLimits;
   tracer: Tracer;
   logger: Logger;
   /**
@@ -94,6 +114,8 @@ interface Work {
   translation?: Translation;
   /** Not published: the rank of the newer translation of the key the stream holds. */
   superseded?: TranslationRank;
+  /** The target partition's high watermark when it was located. */
+  highWatermark?: number;
 }
 
 /** The translation pipeline of one link. */
@@ -102,12 +124,17 @@ export class TranslationPipeline {
   private readonly link: Link;
   /** The keys whose last translation is pending. */
   readonly pending = new PendingTranslations();
+  /** Translations that may still be revised forward. */
+  readonly revisions: RevisionWatch;
   /** When the last batch was published (epoch ms); 0 before the first. */
   lastEventAtMs = 0;
 
   constructor(private readonly options: TranslationPipelineOptions) {
     this.clock = options.clock ?? Date.now;
     this.link = { source: options.source, target: options.target };
+    this.revisions = new RevisionWatch(
+      options.revisions ?? { windowMs: 0, intervalMs: 1_000, maxWatched: 0 },
+    );
   }
 
   /**
@@ -121,13 +148,15 @@ export class TranslationPipeline {
     const toLocate = work.filter((w) => w.translation === undefined);
     let located: AnchorLocations[];
     try {
-      located = await this.locate(toLocate);
+      located = await this.locate(toLocate.map((w) => w.event));
     } catch (error: unknown) {
       for (const w of work) w.span.end();
       throw error;
     }
     const nowMs = this.clock();
     toLocate.forEach((w, i) => {
+      const highWatermark = located[i]!.bounds?.highWatermark;
+      if (highWatermark !== undefined) w.highWatermark = highWatermark;
       w.translation = buildTranslation(w.event, located[i]!, {
         nowMs,
         deliveryCount: w.message.info.redeliveryCount,
@@ -187,13 +216,13 @@ export class TranslationPipeline {
   }
 
   /** Locates the anchors; a round that fails, or a partition that could not be read, is a problem. */
-  private async locate(work: readonly Work[]): Promise<AnchorLocations[]> {
+  private async locate(events: readonly OffsetCommitted[]): Promise<AnchorLocations[]> {
     const { source, target } = this.link;
     let located: AnchorLocations[];
     try {
       located = await locateAnchors(
         this.options.locator,
-        work.map(({ event }) => ({
+        events.map((event) => ({
           event,
           floor: this.options.positions.floor(
             source,
@@ -212,7 +241,7 @@ export class TranslationPipeline {
       throw error;
     }
     // A learned point that no longer holds: the target changed (truncated, or deleted and recreated).
-    work.forEach(({ event }, i) => {
+    events.forEach((event, i) => {
       if (located[i]?.floorFailed === true)
         this.options.positions.forget(source, target, event.topic, event.partition);
     });
@@ -231,6 +260,123 @@ export class TranslationPipeline {
       targetOffset: translation.learned.targetOffset,
       topicId: translation.learned.topicId,
     });
+  }
+
+  /**
+   * Makes the watched translations whose target partition grew since again, and publishes each that now
+   * lands later as the next revision of its version. Rejects when the target could not be read or the
+   * revisions could not be published; the watch is kept for the next call.
+   */
+  async revise(): Promise<void> {
+    const watched = this.revisions.due(this.clock());
+    if (watched.length === 0) return;
+    try {
+      const bounds = await this.options.locator.partitionBounds([
+        ...new Map(watched.map((w) => [partitionKey(w.event.topic, w.event.partition), w.event])).values(),
+      ]);
+      const grown = watched.filter((w) => {
+        const now = bounds.get(partitionKey(w.event.topic, w.event.partition));
+        return now !== undefined && now.highWatermark !== w.highWatermark;
+      });
+      if (grown.length === 0) return;
+      const located = await this.locate(grown.map((w) => w.event));
+      const nowMs = this.clock();
+      const revised: Array<{ watched: WatchedTranslation; translation: Translation; highWatermark: number }> =
+        [];
+      grown.forEach((w, i) => {
+        const translation = buildTranslation(w.event, located[i]!, {
+          nowMs,
+          deliveryCount: 1,
+          pendingFallbackAfterMs: 0,
+        });
+        const highWatermark = located[i]!.bounds?.highWatermark ?? w.highWatermark;
+        const final =
+          translation.outcome === TranslationOutcome.TRANSLATION_OUTCOME_EXACT ||
+          translation.outcome === TranslationOutcome.TRANSLATION_OUTCOME_INEXACT;
+        if (final && isForwardRevision(w, translation.targetOffset)) {
+          revised.push({ watched: w, translation, highWatermark });
+        } else if (this.revisions.isWatched(w)) {
+          // Not later: still watched while the window may change, from the grown partition on.
+          const settled = final && translation.revisable !== true;
+          const made = final ? { highWatermark } : {};
+          this.revisions.note(this.revisions.looked(w, made, nowMs), !settled);
+        }
+      });
+      await this.publishRevisions(revised, nowMs);
+      this.options.problems?.recover(TranslatorAreas.reviseTranslations);
+    } catch (error: unknown) {
+      this.options.problems?.fail(
+        TranslatorAreas.reviseTranslations,
+        toOffsetSyncError(error, { operation: 'revise translations' }),
+      );
+      throw error;
+    }
+  }
+
+  /** Publishes the revisions; each stays watched while it may be revised again. */
+  private async publishRevisions(
+    revised: ReadonlyArray<{ watched: WatchedTranslation; translation: Translation; highWatermark: number }>,
+    translatedAtMs: number,
+  ): Promise<void> {
+    if (revised.length === 0) return;
+    const spans = revised.map(({ watched, translation }) =>
+      this.options.tracer.startSpan('offsetsync.revise', {
+        attributes: {
+          'offsetsync.source': this.link.source,
+          'offsetsync.target': this.link.target,
+          'offsetsync.group': watched.event.group,
+          'offsetsync.topic': watched.event.topic,
+          'offsetsync.partition': watched.event.partition,
+          'offsetsync.revision': watched.revision + 1,
+          'offsetsync.outcome': outcomeName(translation.outcome),
+        },
+      }),
+    );
+    let outcomes: readonly NewestOutcome<TranslationRank>[];
+    try {
+      outcomes = await this.options.publish(
+        revised.map(({ watched, translation }, i) =>
+          translatedMessage(
+            this.options.names,
+            {
+              link: this.link,
+              event: watched.event,
+              translation,
+              attempts: 1,
+              translatedAtMs,
+              revision: watched.revision + 1,
+            },
+            trace.setSpan(context.active(), spans[i]!),
+          ),
+        ),
+      );
+    } finally {
+      for (const span of spans) span.end();
+    }
+    revised.forEach(({ watched, translation, highWatermark }, i) => {
+      if (outcomes[i]?.kind === 'superseded') {
+        this.revisions.forget(watched.subject);
+        return;
+      }
+      this.options.record('revised');
+      this.options.logger.info(
+        {
+          subject: watched.subject,
+          version: formatVersion(watched.event.version),
+          revision: watched.revision + 1,
+          from: watched.targetOffset,
+          to: translation.targetOffset,
+        },
+        'translation revised forward: more copies of consumed records followed on the target',
+      );
+      if (!this.revisions.isWatched(watched)) return;
+      const made = { revision: watched.revision + 1, targetOffset: translation.targetOffset, highWatermark };
+      this.revisions.note(
+        this.revisions.looked(watched, made, translatedAtMs),
+        translation.revisable === true,
+      );
+    });
+    this.lastEventAtMs = translatedAtMs;
   }
 
   /** Publishes every translation; ends the spans. */
@@ -291,9 +437,15 @@ export class TranslationPipeline {
         // for its record only while that newer one is pending.
         this.options.record('superseded');
         if (w.superseded.stage === FINAL_STAGE) this.pending.settled(w.message.subject, { kind: 'ack' });
+        this.revisions.forget(w.message.subject);
         w.message.ack();
         continue;
       }
+      const made = { targetOffset: w.translation.targetOffset, highWatermark: w.highWatermark ?? -1 };
+      this.revisions.note(
+        this.revisions.first(w.message.subject, w.event, made, this.clock()),
+        w.translation.revisable === true,
+      );
       this.options.record(outcomeName(w.translation.outcome));
       const settlement = settlementOf(
         w.translation,

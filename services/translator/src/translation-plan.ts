@@ -33,6 +33,11 @@ export type Location =
       method: 'delta-probe' | 'timestamp-scan';
       /** The target topic's id when the copy was found (unknown when Metadata could not tell it). */
       topicId?: string | undefined;
+      /**
+       * The window reached the target's log end before it held the duplicate window after the first copy:
+       * copies of consumed records the replicator writes later can still move the answer forward.
+       */
+      openEnded?: boolean;
     }
   /**
    * No copy on the target, and the target's log start lies past where they were: records at the log
@@ -61,6 +66,11 @@ export interface Translation {
   detail: string;
   /** The anchor that decided an exact result and the offset of its first copy, for the position memory. */
   learned?: { anchor: Anchor; targetOffset: number; topicId: string };
+  /**
+   * Made from a window that reached the target's log end early (Location.openEnded): the translator
+   * watches it and revises it forward when more copies of consumed records follow.
+   */
+  revisable?: true;
 }
 
 function refused(reason: RefusalReason, detail: string): Translation {
@@ -202,6 +212,7 @@ function found(
     ...(location.exact && anchor !== undefined && location.topicId !== undefined
       ? { learned: { anchor, targetOffset: location.firstCopy, topicId: location.topicId } }
       : {}),
+    ...(location.openEnded === true ? { revisable: true as const } : {}),
   };
 }
 

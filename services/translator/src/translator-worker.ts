@@ -2,7 +2,8 @@
 // whose batches go through the translation pipeline (translation-pipeline.ts); one Kafka adapter and one
 // anchor locator for the target cluster, shared by the links; lifecycle, metrics and the heartbeat's
 // progress and problems. Pending translations are retried with backoff (nak with a delay) until the
-// record arrives; newer commits of the same key supersede them.
+// record arrives; newer commits of the same key supersede them. Every translator.revisionIntervalMs the
+// pipelines revise the translations they watch (pipeline/revisions.ts), one pass at a time.
 import type { JsMsg } from 'nats';
 import { ConfigError, Progress } from '@offsetsync/contracts';
 import {
@@ -34,6 +35,8 @@ const PUBLISH_CONCURRENCY = 256;
  * publish of such a key needs no read first while no other instance wrote it meanwhile.
  */
 const KNOWN_TRANSLATIONS = 100_000;
+/** Translations each link watches for a revision at most (the oldest go first). */
+const WATCHED_TRANSLATIONS = 100_000;
 
 /** The translator's worker: intake from JetStream, lifecycle and heartbeat state around the pipelines. */
 export class TranslatorWorker implements ServiceWorker {
@@ -48,6 +51,9 @@ export class TranslatorWorker implements ServiceWorker {
   private readonly counts = new Map<string, number>();
   private readonly problems = new ProblemBoard();
   private readonly record: (outcome: string) => void;
+  private revisionTimer: NodeJS.Timeout | undefined;
+  /** The revision pass running now, if any. */
+  private revising: Promise<void> | undefined;
   readonly heartbeat: HeartbeatState;
 
   constructor(private readonly context: ServiceContext) {
@@ -76,7 +82,8 @@ export class TranslatorWorker implements ServiceWorker {
       recordCacheBytes: settings.recordCacheBytes,
     });
     const outcomes = context.telemetry.meter.createCounter('offsetsync_translations', {
-      description: 'Translations by outcome (exact, inexact, pending, refused).',
+      description:
+        'Translations by outcome (exact, inexact, pending, refused; undecodable and superseded events; revised: a translation revised forward).',
     });
     this.record = (outcome) => {
       this.counts.set(outcome, (this.counts.get(outcome) ?? 0) + 1);
@@ -128,6 +135,11 @@ export class TranslatorWorker implements ServiceWorker {
           }),
         pendingFallbackAfterMs: this.settings.pendingFallbackAfterMs,
         pendingRetry: { minMs: this.settings.pendingRetryMinMs, maxMs: this.settings.pendingRetryMaxMs },
+        revisions: {
+          windowMs: this.settings.revisionWindowMs,
+          intervalMs: this.settings.revisionIntervalMs,
+          maxWatched: WATCHED_TRANSLATIONS,
+        },
         tracer: telemetry.tracer,
         logger,
         record: this.record,
@@ -148,9 +160,18 @@ export class TranslatorWorker implements ServiceWorker {
       this.consumers.push(consumer);
       logger.info({ source, target, durable }, 'translating offsets for link');
     }
+    if (this.settings.revisionWindowMs > 0) {
+      this.revisionTimer = setInterval(() => {
+        this.revising ??= this.revise().finally(() => {
+          this.revising = undefined;
+        });
+      }, this.settings.revisionIntervalMs);
+    }
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.revisionTimer);
+    await this.revising;
     await Promise.all(this.consumers.map((c) => c.stop()));
     this.publisher.close();
     await this.adapter.disconnect();
@@ -164,6 +185,17 @@ export class TranslatorWorker implements ServiceWorker {
     } catch (error: unknown) {
       this.problems.fail('handle batch', error);
       throw error;
+    }
+  }
+
+  /** One revision pass over every link; a link that fails is logged and reported (the pipeline files it). */
+  private async revise(): Promise<void> {
+    for (const pipeline of this.pipelines) {
+      try {
+        await pipeline.revise();
+      } catch (error: unknown) {
+        this.context.logger.warn({ err: error }, 'revising translations failed; trying again later');
+      }
     }
   }
 

@@ -277,6 +277,20 @@ const translatorSchema = z
       description:
         'After how long a pending translation commits the inexact timestamp offset; 0 never falls back.',
     }),
+    /**
+     * How long a translation made while the target's records after it did not yet fill the duplicate
+     * window is watched: when the replicator writes more copies of consumed records after it and the group
+     * has not committed again, the translation is revised forward. 0 never revises. Default: `10m`.
+     */
+    revisionWindowMs: doc(durationMs().default(600_000), {
+      description:
+        'How long a translation is revised forward when the replicator writes more copies of consumed records after it (0 never).',
+    }),
+    /** How often watched translations are looked at again (when their target partition grew). Default: `1s`. */
+    revisionIntervalMs: doc(durationMs({ min: 100 }).default(1_000), {
+      description:
+        'How often translations within translator.revisionWindowMs are checked again, when their target partition grew.',
+    }),
     /** Entries of the translation cache. Default: `100000`. */
     cacheSize: doc(positiveInt.default(100_000), { description: 'Entries of the translation cache.' }),
     /**

@@ -113,9 +113,10 @@ const translation = fc.record({
   outcome,
   attempts: fc.integer({ min: 1, max: 4 }),
   sourceOffset: fc.integer({ min: 0, max: 1_000 }),
+  revision: fc.constantFrom(0, 0, 1, 2),
 });
-const rankOf = (t: { version: Version; outcome: TranslationOutcome; attempts: number }) =>
-  translationRank(t.version, t.outcome, t.attempts);
+const rankOf = (t: { version: Version; outcome: TranslationOutcome; attempts: number; revision?: number }) =>
+  translationRank(t.version, t.outcome, t.attempts, t.revision);
 
 /** The stream message of a translation of g/orders/0 on link src -> dst, as the translator publishes it. */
 function published(t: {
@@ -123,6 +124,7 @@ function published(t: {
   outcome: TranslationOutcome;
   attempts: number;
   sourceOffset: number;
+  revision?: number;
 }) {
   return translatedMessage(
     new Names('t'),
@@ -145,6 +147,7 @@ function published(t: {
       },
       attempts: t.attempts,
       translatedAtMs: 1,
+      ...(t.revision === undefined ? {} : { revision: t.revision }),
     },
     ROOT_CONTEXT,
   );
@@ -178,6 +181,17 @@ describe('the order of the translations of one key', () => {
     expect(replacesStored(translationRank(v(5), pending, 2), translationRank(v(5), pending, 3))).toBe(false);
     // Any attempt of a newer version is newer than the final translation of an older one.
     expect(replacesStored(translationRank(v(6), pending, 1), final)).toBe(true);
+  });
+
+  it('puts a revision after the final translation it revises, with a message id of its own, and a newer version after both', () => {
+    const first = published({ version: v(5), outcome: exact, attempts: 1, sourceOffset: 40 });
+    const revised = published({ version: v(5), outcome: exact, attempts: 1, sourceOffset: 41, revision: 1 });
+    expect(first.msgId).toBe('src:dst:0:5:final');
+    expect(revised.msgId).toBe('src:dst:0:5:revised-1');
+    expect(replacesStored(revised.rank, first.rank)).toBe(true);
+    expect(replacesStored(first.rank, revised.rank)).toBe(false);
+    expect(replacesStored(translationRank(v(6), pending, 1), revised.rank)).toBe(true);
+    expect(storedTranslationRank(readBack(revised))).toEqual(revised.rank);
   });
 
   it('lets a repeat of the stored translation through (JetStream drops it by its message id)', () => {

@@ -44,17 +44,22 @@ export interface PublishedTranslation {
   attempts: number;
   /** When the translation was made (epoch ms). */
   translatedAtMs: number;
+  /** 0 for a version's first final translation; n for its n-th forward revision. Default 0. */
+  revision?: number;
 }
 
 /**
  * Where a translation stands among the translations of its key: first its version (the source commit's
  * position in `__consumer_offsets`: a rewind on the source is a newer version), then how far it got, a
- * final translation (exact, inexact, refused) after every pending attempt of the same version.
+ * final translation (exact, inexact, refused) after every pending attempt of the same version, then its
+ * revision (a final translation revised forward after more copies of consumed records arrived).
  */
 export interface TranslationRank {
   version: Version | undefined;
   /** The attempts of a pending translation; {@link FINAL_STAGE} for a final one. */
   stage: number;
+  /** 0 unless the final translation was revised. */
+  revision: number;
 }
 
 /** The stage of a final translation: after every pending attempt. */
@@ -65,18 +70,18 @@ export function translationRank(
   version: Version | undefined,
   outcome: TranslationOutcome,
   attempts: number,
+  revision = 0,
 ): TranslationRank {
-  return {
-    version,
-    stage: outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING ? attempts : FINAL_STAGE,
-  };
+  const pending = outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING;
+  return { version, stage: pending ? attempts : FINAL_STAGE, revision: pending ? 0 : revision };
 }
 
 /** Negative when `a` is older than `b`, zero when they rank the same, positive when newer. Pure. */
 export function compareTranslationRanks(a: TranslationRank, b: TranslationRank): number {
   const byVersion = compareVersions(a.version, b.version);
   if (byVersion !== 0) return byVersion;
-  return a.stage === b.stage ? 0 : a.stage < b.stage ? -1 : 1;
+  if (a.stage !== b.stage) return a.stage < b.stage ? -1 : 1;
+  return a.revision - b.revision;
 }
 
 /**
@@ -89,7 +94,7 @@ export function replacesStored(candidate: TranslationRank, stored: TranslationRa
 }
 
 /** Lower than every translation: what a stored message that is not a readable OffsetTranslated ranks. */
-const UNREADABLE: TranslationRank = { version: undefined, stage: Number.NEGATIVE_INFINITY };
+const UNREADABLE: TranslationRank = { version: undefined, stage: Number.NEGATIVE_INFINITY, revision: 0 };
 
 /**
  * The rank of a message read back from the translated stream. One that is not a readable
@@ -106,7 +111,7 @@ export function storedTranslationRank(stored: Pick<StoredMessage, 'data' | 'head
     return UNREADABLE;
   }
   if (event.version === undefined) return UNREADABLE;
-  return translationRank(event.version, event.outcome, event.attempts);
+  return translationRank(event.version, event.outcome, event.attempts, event.revision);
 }
 
 /** The order of the translations of one key in the translated stream. */
@@ -135,6 +140,7 @@ function translatedEvent(p: PublishedTranslation): OffsetTranslated {
     observedAtMs: event.observedAtMs,
     translatedAtMs: p.translatedAtMs,
     attempts: p.attempts,
+    revision: p.revision ?? 0,
   });
 }
 
@@ -153,7 +159,7 @@ export function translatedMessage(
     p.link.source,
     p.link.target,
     p.event.version,
-    pending ? { final: false, attempts: p.attempts } : { final: true },
+    pending ? { final: false, attempts: p.attempts } : { final: true, revision: p.revision ?? 0 },
   );
   const encoded = encodeEvent(
     { type: 'OffsetTranslated', event: translatedEvent(p) },
@@ -164,6 +170,6 @@ export function translatedMessage(
     payload: encoded.payload,
     headers: encoded.headers,
     msgId,
-    rank: translationRank(p.event.version, p.translation.outcome, p.attempts),
+    rank: translationRank(p.event.version, p.translation.outcome, p.attempts, p.revision),
   };
 }

@@ -166,6 +166,23 @@ describe('translator ordering', () => {
           (await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_TRANSLATOR)).length === 2 ? true : undefined,
         { timeoutMs: 60_000, intervalMs: 200 },
       );
+      // A probe group's commit through collector and translators: the collector reads __consumer_offsets
+      // before the burst (read late, it would see the whole burst at once and send one commit per key).
+      const probe = `${base}-g-probe`;
+      const [probed] = await testAdapter(testbed.source.bootstrapServers).commitOffsets(probe, [
+        { topic, partition: 0, offset: 1, metadata: null },
+      ]);
+      if (probed?.error !== undefined) throw probed.error;
+      await waitFor(
+        'the probe commit translated',
+        async () =>
+          (await lastOnSubject(
+            jsm,
+            names.stream('translated'),
+            names.translated('source', 'target', { group: probe, topic, partition: 0 }),
+          )) ?? undefined,
+        { timeoutMs: 60_000, intervalMs: 100 },
+      );
       const readyMs = since(testStart);
 
       // Every message stored in the translated stream, in stream order: what each key held over time.

@@ -355,7 +355,8 @@ export class TranslationPipeline {
     }
     revised.forEach(({ watched, translation, highWatermark }, i) => {
       if (outcomes[i]?.kind === 'superseded') {
-        this.revisions.forget(watched.subject);
+        // A newer translation of the key is in the stream; one made here meanwhile stays watched.
+        if (this.revisions.isWatched(watched)) this.revisions.forget(watched.subject);
         return;
       }
       this.options.record('revised');
@@ -441,11 +442,12 @@ export class TranslationPipeline {
         w.message.ack();
         continue;
       }
-      const made = { targetOffset: w.translation.targetOffset, highWatermark: w.highWatermark ?? -1 };
-      this.revisions.note(
-        this.revisions.first(w.message.subject, w.event, made, this.clock()),
-        w.translation.revisable === true,
-      );
+      if (w.translation.revisable === true) {
+        const made = { targetOffset: w.translation.targetOffset, highWatermark: w.highWatermark ?? -1 };
+        this.revisions.note(this.revisions.first(w.message.subject, w.event, made, this.clock()), true);
+      } else {
+        this.revisions.forget(w.message.subject);
+      }
       this.options.record(outcomeName(w.translation.outcome));
       const settlement = settlementOf(
         w.translation,

@@ -4,6 +4,7 @@
 // servers (@offsetsync/testbed, which the container image does not hold).
 import { lazyCommand, type Command } from '../command.js';
 import { cutoverDescription } from './cutover-help.js';
+import { provisionDescription } from './provision-help.js';
 import { sandboxDescription } from './sandbox-help.js';
 import { serviceCommands } from './service-commands.js';
 import { statusDescription } from './status-help.js';
@@ -12,6 +13,7 @@ export const commands: readonly Command[] = [
   ...serviceCommands,
   lazyCommand(statusDescription, async () => (await import('./status.js')).runStatus),
   lazyCommand(cutoverDescription, async () => (await import('./cutover.js')).runCutover),
+  lazyCommand(provisionDescription, async () => (await import('./provision.js')).runProvision),
   lazyCommand(sandboxDescription, loadSandbox),
 ];
 

@@ -45,6 +45,19 @@ export const ErrorCodes = {
   TIMEOUT: 'TIMEOUT',
   /** A service start or stop went wrong (for example the stop grace period elapsed). */
   LIFECYCLE: 'LIFECYCLE',
+  /**
+   * A server did not accept offsetsync's credentials: a wrong SASL password or user (Kafka), a rejected
+   * NATS user, token or nkey, an untrusted or expired certificate. Retryable: a corrected secret file is
+   * read on the next attempt. `details.cluster` or `details.servers` names where.
+   */
+  AUTH_FAILED: 'AUTH_FAILED',
+  /**
+   * The server knows who offsetsync is but does not allow the operation: a missing Kafka ACL
+   * (TOPIC/GROUP/CLUSTER_AUTHORIZATION_FAILED) or a NATS permission violation. `details.resource` names the
+   * resource (`TOPIC:orders`, `GROUP:app`, `CLUSTER`, `SUBJECT:osync.translated...`) and `details.operation`
+   * what was refused. Retryable: an ACL granted again takes effect without a restart.
+   */
+  NOT_AUTHORIZED: 'NOT_AUTHORIZED',
   /** A command line could not be understood (unknown command or option, missing argument). */
   CLI_USAGE: 'CLI_USAGE',
   /** A bug, or an error that was not classified. The code of every foreign error. */
@@ -62,6 +75,8 @@ const RETRYABLE_BY_DEFAULT: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
   ErrorCodes.KAFKA_UNREACHABLE,
   ErrorCodes.NATS_UNREACHABLE,
   ErrorCodes.TIMEOUT,
+  ErrorCodes.AUTH_FAILED,
+  ErrorCodes.NOT_AUTHORIZED,
 ]);
 
 /** Options of {@link OffsetSyncError}. */
@@ -70,7 +85,7 @@ export interface OffsetSyncErrorOptions {
   code: ErrorCode;
   /**
    * Whether trying the same operation again later may succeed. Default: `true` for KAFKA_UNREACHABLE,
-   * NATS_UNREACHABLE and TIMEOUT, `false` for every other code.
+   * NATS_UNREACHABLE, TIMEOUT, AUTH_FAILED and NOT_AUTHORIZED, `false` for every other code.
    */
   retryable?: boolean;
   /** The underlying error. */

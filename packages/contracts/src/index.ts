@@ -21,6 +21,7 @@ export {
   type OffsetSyncEvent,
   type ReceivedMessage,
 } from './envelope.js';
+export { readSecretFile } from './secret-file.js';
 export { appliedMessageId, committedMessageId, translatedMessageId } from './message-ids.js';
 export { compareVersions, formatVersion } from './version-order.js';
 export { extractTraceContext, injectTraceContext } from './trace-context.js';

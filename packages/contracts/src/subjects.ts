@@ -65,11 +65,10 @@ export class Names {
     return `${this.prefix}.heartbeat.${token(roleToken)}.${token(instance)}`;
   }
 
-  heartbeatFilter(): string {
-    return `${this.prefix}.heartbeat.>`;
+  heartbeatFilter(role?: RoleToken): string {
+    return role === undefined ? `${this.prefix}.heartbeat.>` : `${this.prefix}.heartbeat.${token(role)}.*`;
   }
 
-  /** JetStream stream names: upper-cased prefix plus the stream's purpose. */
   stream(kind: 'committed' | 'translated' | 'applied' | 'heartbeats'): string {
     return `${this.prefix.toUpperCase()}_${kind.toUpperCase()}`;
   }
@@ -82,6 +81,11 @@ export class Names {
   /**
    * KV key for per-link, per-partition state (the committer's last applied version). Dots separate tokens, so keys of one link share a prefix that can be watched.
    */
+  /** The first tokens of every {@link linkKey} of one link. */
+  linkKeyPrefix(source: string, target: string): string {
+    return `${token(source)}.${token(target)}`;
+  }
+
   linkKey(source: string, target: string, key: GroupPartition): string {
     return `${token(source)}.${token(target)}.${partitionTokens(key)}`;
   }

@@ -1,11 +1,31 @@
 // The public surface of @offsetsync/jetstream. Explicit named exports only: what is not listed here is
 // internal to the package.
 
-export { connectNats } from './connection.js';
+export { connectNats, isAuthenticationError } from './connection.js';
+export { redactUrlCredentials } from './redact-url.js';
+export {
+  inboxPrefix,
+  natsPermissions,
+  type NatsPermissions,
+  type NatsRole,
+  type NatsRoleScope,
+} from './permissions.js';
+export {
+  COMMITTER_MAX_ACK_PENDING,
+  committerConsumerSpec,
+  committerDurable,
+  translatorConsumerSpec,
+  translatorDurable,
+} from './durable-consumers.js';
 export {
   provisionDurableConsumer,
   provisionKvBucket,
   provisionStreams,
+  verifyDurableConsumer,
+  verifyKvBucket,
+  verifyStreams,
+  type ProvisionAction,
+  type ProvisioningMode,
   streamSpecs,
 } from './provisioning.js';
 export { BatchConsumer } from './batch-consumer.js';

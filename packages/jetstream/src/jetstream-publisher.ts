@@ -97,7 +97,8 @@ export class JetStreamPublisher {
     options: { timeoutMs?: number } = {},
   ) {
     this.timeoutMs = options.timeoutMs ?? 5_000;
-    this.prefix = `${createInbox()}.`;
+    // Under the connection's inbox prefix: a NATS user may subscribe to its own replies only.
+    this.prefix = `${createInbox((nc as { options?: { inboxPrefix?: string } }).options?.inboxPrefix)}.`;
     this.subscription = nc.subscribe(`${this.prefix}*`, {
       callback: (error, msg) => {
         if (error === null) this.answer(msg);

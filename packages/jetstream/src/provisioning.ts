@@ -188,3 +188,84 @@ export async function provisionKvBucket(js: JetStreamClient, name: string, repli
     });
   }
 }
+
+/** How a service finds its streams, consumers and buckets: `create` them when missing, or only `verify`. */
+export type ProvisioningMode = 'create' | 'verify';
+
+function missing(what: string): OffsetSyncError {
+  return new OffsetSyncError(
+    `${what} does not exist: run \`offsetsync provision\` (with NATS admin rights) first`,
+    {
+      code: ErrorCodes.NATS_PROVISIONING,
+      retryable: false,
+    },
+  );
+}
+
+/**
+ * Checks that every stream exists (read-only: needs `$JS.API.STREAM.INFO.<stream>` only). Returns the
+ * streams whose managed fields differ from `specs` (used as they are; `offsetsync provision` corrects
+ * them); throws NATS_PROVISIONING for a missing one.
+ */
+export async function verifyStreams(jsm: JetStreamManager, specs: readonly StreamSpec[]): Promise<string[]> {
+  const differing: string[] = [];
+  for (const spec of specs) {
+    let current: StreamConfig;
+    try {
+      current = (await jsm.streams.info(spec.name)).config;
+    } catch (error: unknown) {
+      if (isNotFound(error)) throw missing(`stream ${spec.name}`);
+      throw new OffsetSyncError(`could not read stream ${spec.name}`, {
+        code: ErrorCodes.NATS_PROVISIONING,
+        retryable: true,
+        cause: error,
+      });
+    }
+    if (streamDiffers(current, toStreamConfig(spec))) differing.push(spec.name);
+  }
+  return differing;
+}
+
+/**
+ * Checks that the durable consumer exists with the expected filter (read-only: `CONSUMER.INFO`). Returns
+ * whether its ack wait or ack-pending limit differ from `spec` (it is used as it is).
+ */
+export async function verifyDurableConsumer(
+  jsm: JetStreamManager,
+  spec: DurableConsumerSpec,
+): Promise<'unchanged' | 'differs'> {
+  let current: ConsumerConfig;
+  try {
+    current = (await jsm.consumers.info(spec.stream, spec.durable)).config;
+  } catch (error: unknown) {
+    if (isNotFound(error)) throw missing(`consumer ${spec.durable} on ${spec.stream}`);
+    throw new OffsetSyncError(`could not read consumer ${spec.durable} on ${spec.stream}`, {
+      code: ErrorCodes.NATS_PROVISIONING,
+      retryable: true,
+      cause: error,
+    });
+  }
+  if (current.filter_subject !== spec.filterSubject) {
+    throw new OffsetSyncError(
+      `consumer ${spec.durable} on ${spec.stream} filters '${current.filter_subject ?? ''}', not '${spec.filterSubject}'; run \`offsetsync provision\``,
+      { code: ErrorCodes.NATS_PROVISIONING, retryable: false },
+    );
+  }
+  const differs =
+    current.ack_wait !== nanos(spec.ackWaitMs) || current.max_ack_pending !== spec.maxAckPending;
+  return differs ? 'differs' : 'unchanged';
+}
+
+/** Checks that the KV bucket exists (read-only: the info of its stream `KV_<name>`). */
+export async function verifyKvBucket(jsm: JetStreamManager, name: string): Promise<void> {
+  try {
+    await jsm.streams.info(`KV_${name}`);
+  } catch (error: unknown) {
+    if (isNotFound(error)) throw missing(`KV bucket ${name}`);
+    throw new OffsetSyncError(`could not read KV bucket ${name}`, {
+      code: ErrorCodes.NATS_PROVISIONING,
+      retryable: true,
+      cause: error,
+    });
+  }
+}

@@ -41,6 +41,49 @@ describe('toOffsetSyncError', () => {
     expect(unknownMember.details).toMatchObject({ brokerError: 'UNKNOWN_MEMBER_ID', brokerCode: 25 });
   });
 
+  it.each([
+    [
+      BrokerErrorCodes.TOPIC_AUTHORIZATION_FAILED,
+      'listOffsets',
+      { topic: 'orders' },
+      'ALLOW DESCRIBE on TOPIC:orders',
+    ],
+    [
+      BrokerErrorCodes.GROUP_AUTHORIZATION_FAILED,
+      'commitOffsets',
+      { groupId: 'app' },
+      'ALLOW READ on GROUP:app',
+    ],
+    [
+      BrokerErrorCodes.TOPIC_AUTHORIZATION_FAILED,
+      'commitOffsets',
+      { groupId: 'app', topic: 't' },
+      'ALLOW READ on TOPIC:t',
+    ],
+    [
+      BrokerErrorCodes.GROUP_AUTHORIZATION_FAILED,
+      'fetchCommittedOffsets',
+      { groupId: 'g' },
+      'ALLOW DESCRIBE on GROUP:g',
+    ],
+    [
+      BrokerErrorCodes.CLUSTER_AUTHORIZATION_FAILED,
+      'listGroups',
+      {},
+      'ALLOW DESCRIBE on CLUSTER:kafka-cluster',
+    ],
+    [BrokerErrorCodes.TOPIC_AUTHORIZATION_FAILED, 'fetchRecords', { topic: 'x' }, 'ALLOW READ on TOPIC:x'],
+  ])(
+    'maps authorization error %i of %s to NOT_AUTHORIZED naming the missing ACL',
+    (code, operation, details, acl) => {
+      const mapped = toOffsetSyncError(createErrorFromCode(code), { operation, details });
+      expect(mapped.code).toBe(ErrorCodes.NOT_AUTHORIZED);
+      expect(mapped.retryable).toBe(true);
+      expect(mapped.details?.missingAcl).toBe(acl);
+      expect(mapped.message).toContain(`missing ACL ${acl}`);
+    },
+  );
+
   it('keeps the cause', () => {
     const cause = createErrorFromCode(BrokerErrorCodes.OFFSET_OUT_OF_RANGE);
     expect(toOffsetSyncError(cause, context).cause).toBe(cause);
@@ -94,13 +137,13 @@ describe('toOffsetSyncError', () => {
     });
   });
 
-  it('maps a SASL failure to a non-retryable broker error', () => {
+  it('maps a SASL failure to AUTH_FAILED, retryable (a corrected password file is read on the next try)', () => {
     const mapped = toOffsetSyncError(
       kafkajsError('KafkaJSSASLAuthenticationError', 'SASL PLAIN authentication failed'),
       context,
     );
-    expect(mapped.code).toBe(ErrorCodes.KAFKA_BROKER_ERROR);
-    expect(mapped.retryable).toBe(false);
+    expect(mapped.code).toBe(ErrorCodes.AUTH_FAILED);
+    expect(mapped.retryable).toBe(true);
     expect(mapped.details).toMatchObject({ brokerError: 'SASL_AUTHENTICATION_FAILED', brokerCode: 58 });
   });
 

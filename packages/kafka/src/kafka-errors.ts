@@ -33,6 +33,10 @@ export const BrokerErrorCodes = {
   UNKNOWN_MEMBER_ID: 25,
   REBALANCE_IN_PROGRESS: 27,
   UNSUPPORTED_VERSION: 35,
+  TOPIC_AUTHORIZATION_FAILED: 29,
+  GROUP_AUTHORIZATION_FAILED: 30,
+  CLUSTER_AUTHORIZATION_FAILED: 31,
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
   SASL_AUTHENTICATION_FAILED: 58,
   GROUP_ID_NOT_FOUND: 69,
   FENCED_LEADER_EPOCH: 74,
@@ -71,7 +75,10 @@ const NETWORK_ERROR_CODES: ReadonlySet<string> = new Set([
  * - a broker's error code (`KafkaJSProtocolError`) -> `KAFKA_BROKER_ERROR` with
  *   `details.brokerError` (the kafkajs type name) and `details.brokerCode` (the protocol number),
  *   retryable as kafkajs classifies the code;
- * - SASL authentication failures -> `KAFKA_BROKER_ERROR` (`SASL_AUTHENTICATION_FAILED`), not retryable;
+ * - a missing ACL (TOPIC/GROUP/CLUSTER/TRANSACTIONAL_ID_AUTHORIZATION_FAILED) -> `NOT_AUTHORIZED`, retryable
+ *   (an ACL granted again works without a restart), with `details.resource` and `details.missingAcl`;
+ * - SASL authentication failures -> `AUTH_FAILED` (`SASL_AUTHENTICATION_FAILED`), retryable: a corrected
+ *   password file is read by the next connection;
  * - anything else -> `KAFKA_PROTOCOL`, not retryable.
  *
  * An {@link OffsetSyncError} is returned unchanged: it was classified where it was thrown.
@@ -81,6 +88,18 @@ export function toOffsetSyncError(error: unknown, context: KafkaErrorContext): O
   const facts = { ...context.details, ...kafkajsFacts(error) };
   const reason = error instanceof Error ? error.message : String(error);
 
+  if (error instanceof KafkaJSProtocolError && AUTHORIZATION_RESOURCES.has(error.code)) {
+    const denied = deniedAccess(error.code, context);
+    return new OffsetSyncError(
+      `${context.operation} failed: not authorized: missing ACL ${denied.missingAcl} (broker error ${error.type})`,
+      {
+        code: ErrorCodes.NOT_AUTHORIZED,
+        retryable: true,
+        cause: error,
+        details: { ...facts, brokerError: error.type, brokerCode: error.code, ...denied },
+      },
+    );
+  }
   if (error instanceof KafkaJSProtocolError) {
     return new OffsetSyncError(
       `${context.operation} failed: broker error ${error.type} (${error.code}): ${reason}`,
@@ -94,8 +113,8 @@ export function toOffsetSyncError(error: unknown, context: KafkaErrorContext): O
   }
   if (error instanceof KafkaJSSASLAuthenticationError) {
     return new OffsetSyncError(`${context.operation} failed: SASL authentication failed: ${reason}`, {
-      code: ErrorCodes.KAFKA_BROKER_ERROR,
-      retryable: false,
+      code: ErrorCodes.AUTH_FAILED,
+      retryable: true,
       cause: error,
       details: {
         ...facts,
@@ -118,6 +137,51 @@ export function toOffsetSyncError(error: unknown, context: KafkaErrorContext): O
     cause: error,
     details: facts,
   });
+}
+
+type AclResourceType = 'TOPIC' | 'GROUP' | 'CLUSTER' | 'TRANSACTIONAL_ID';
+
+/** The resource type each authorization error code is about. */
+const AUTHORIZATION_RESOURCES: ReadonlyMap<number, AclResourceType> = new Map([
+  [BrokerErrorCodes.TOPIC_AUTHORIZATION_FAILED, 'TOPIC'],
+  [BrokerErrorCodes.GROUP_AUTHORIZATION_FAILED, 'GROUP'],
+  [BrokerErrorCodes.CLUSTER_AUTHORIZATION_FAILED, 'CLUSTER'],
+  [BrokerErrorCodes.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, 'TRANSACTIONAL_ID'],
+]);
+
+/**
+ * The ACL operation each adapter call needs on each resource type (Kafka's authorization of the request
+ * it sends: OffsetCommit reads the group and the topic, OffsetFetch describes them, and so on); docs/
+ * security.md lists the same per service.
+ */
+const REQUIRED_ACL_OPERATIONS: Readonly<Record<string, Partial<Record<AclResourceType, string>>>> = {
+  commitOffsets: { GROUP: 'READ', TOPIC: 'READ' },
+  fetchCommittedOffsets: { GROUP: 'DESCRIBE', TOPIC: 'DESCRIBE' },
+  describeGroup: { GROUP: 'DESCRIBE' },
+  listGroups: { CLUSTER: 'DESCRIBE' },
+  listOffsets: { TOPIC: 'DESCRIBE' },
+  metadata: { TOPIC: 'DESCRIBE' },
+  topicIdentities: { TOPIC: 'DESCRIBE' },
+  fetchRecords: { TOPIC: 'READ' },
+};
+
+/** What was refused, as the operator must grant it: `resource` (`TOPIC:orders`) and `missingAcl`. */
+function deniedAccess(
+  code: number,
+  context: KafkaErrorContext,
+): { resource: string; resourceType: AclResourceType; aclOperation: string; missingAcl: string } {
+  const resourceType = AUTHORIZATION_RESOURCES.get(code) ?? 'CLUSTER';
+  const name =
+    resourceType === 'TOPIC'
+      ? context.details?.topic
+      : resourceType === 'GROUP'
+        ? context.details?.groupId
+        : resourceType === 'CLUSTER'
+          ? 'kafka-cluster'
+          : undefined;
+  const resource = `${resourceType}:${typeof name === 'string' ? name : '?'}`;
+  const aclOperation = REQUIRED_ACL_OPERATIONS[context.operation]?.[resourceType] ?? 'ALL';
+  return { resource, resourceType, aclOperation, missingAcl: `ALLOW ${aclOperation} on ${resource}` };
 }
 
 function isUnreachable(error: unknown): boolean {

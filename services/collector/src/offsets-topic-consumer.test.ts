@@ -114,7 +114,7 @@ describe('consumerFailureCode', () => {
         retriable: false,
       }),
     );
-    expect(consumerFailureCode(broker)).toBe(ErrorCodes.KAFKA_BROKER_ERROR);
+    expect(consumerFailureCode(broker)).toBe(ErrorCodes.NOT_AUTHORIZED);
   });
 
   it('reports anything else, a bug, as INTERNAL', () => {

@@ -11,6 +11,8 @@ import {
   JetStreamPublisher,
   LastOnSubject,
   provisionDurableConsumer,
+  translatorConsumerSpec,
+  verifyDurableConsumer,
   publishNewest,
 } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
@@ -112,14 +114,15 @@ export class TranslatorWorker implements ServiceWorker {
     const js = nats.jetstream();
     const sources = [...new Set(config.links.filter((l) => l.target === target).map((l) => l.source))];
     for (const source of sources) {
-      const durable = `translator-${source}-${target}`;
-      await provisionDurableConsumer(jsm, {
-        stream: names.stream('committed'),
-        durable,
-        filterSubject: names.committedFilter(source),
-        ackWaitMs: 30_000,
-        maxAckPending: 20_000,
-      });
+      const spec = translatorConsumerSpec(names, source, target);
+      const durable = spec.durable;
+      if (config.nats.provisioning === 'create') await provisionDurableConsumer(jsm, spec);
+      else if ((await verifyDurableConsumer(jsm, spec)) === 'differs') {
+        logger.warn(
+          { durable },
+          'durable consumer settings differ; run `offsetsync provision` to correct them',
+        );
+      }
       const pipeline = new TranslationPipeline({
         names,
         source,

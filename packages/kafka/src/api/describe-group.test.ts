@@ -127,8 +127,13 @@ describe('describeGroup against a fake broker', () => {
     const { cluster, adapter } = await adapterOnFakeCluster();
     cluster.inject({ api: 'ConsumerGroupDescribe', error: 30 });
     await expect(adapter.describeGroup('forbidden')).rejects.toMatchObject({
-      code: 'KAFKA_BROKER_ERROR',
-      details: { brokerError: 'GROUP_AUTHORIZATION_FAILED', brokerCode: 30, groupId: 'forbidden' },
+      code: 'NOT_AUTHORIZED',
+      details: {
+        brokerError: 'GROUP_AUTHORIZATION_FAILED',
+        brokerCode: 30,
+        groupId: 'forbidden',
+        missingAcl: 'ALLOW DESCRIBE on GROUP:forbidden',
+      },
     });
   });
 

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import kafkajs, { type KafkaConfig, type SASLOptions } from 'kafkajs';
-import { ConfigError, type ConfigProblem } from '@offsetsync/contracts';
+import { ConfigError, readSecretFile, type ConfigProblem } from '@offsetsync/contracts';
 import type { KafkaClusterConfig, Logger } from '@offsetsync/runtime';
 
 const { logLevel } = kafkajs;
@@ -40,7 +40,7 @@ export function kafkajsClientConfig(
   };
   const ssl = sslOptions(cluster.tls);
   if (ssl !== undefined) config.ssl = ssl;
-  if (cluster.sasl !== undefined) config.sasl = saslOptions(cluster.sasl);
+  if (cluster.sasl !== undefined) config.sasl = saslOptions(cluster.sasl, logger);
   return config;
 }
 
@@ -70,14 +70,39 @@ function sslOptions(tls: KafkaClusterConfig['tls']): ConnectionOptions | undefin
   };
 }
 
-function saslOptions(sasl: NonNullable<KafkaClusterConfig['sasl']>): SASLOptions {
-  const { username, password } = sasl;
-  switch (sasl.mechanism) {
-    case 'plain':
-      return { mechanism: 'plain', username, password };
-    case 'scram-sha-256':
-      return { mechanism: 'scram-sha-256', username, password };
-    case 'scram-sha-512':
-      return { mechanism: 'scram-sha-512', username, password };
-  }
+/**
+ * kafkajs' SASL options. A password from a file is a getter that reads the file: kafkajs reads the
+ * password of this very object each time a new broker connection authenticates, so a corrected or rotated
+ * Secret is used from the next connection on, without a restart. A file that cannot be read yields an
+ * empty password, which the broker refuses as a failed authentication (reported and retried) rather than
+ * an error kafkajs would not classify; the reason is logged once per distinct failure.
+ */
+function saslOptions(sasl: NonNullable<KafkaClusterConfig['sasl']>, logger: Logger): SASLOptions {
+  const { username, mechanism } = sasl;
+  const file = sasl.passwordFile;
+  if (file === undefined) return withMechanism(mechanism, username, () => sasl.password ?? '');
+  let lastFailure: string | undefined;
+  return withMechanism(mechanism, username, () => {
+    try {
+      const password = readSecretFile(file);
+      lastFailure = undefined;
+      return password;
+    } catch (e: unknown) {
+      const reason = e instanceof Error ? e.message : String(e);
+      if (reason !== lastFailure)
+        logger.error({ passwordFile: file, reason }, 'cannot read the SASL password file');
+      lastFailure = reason;
+      return '';
+    }
+  });
+}
+
+function withMechanism(
+  mechanism: NonNullable<KafkaClusterConfig['sasl']>['mechanism'],
+  username: string,
+  password: () => string,
+): SASLOptions {
+  const options = { mechanism, username } as SASLOptions & { password: string };
+  Object.defineProperty(options, 'password', { get: password, enumerable: true });
+  return options;
 }

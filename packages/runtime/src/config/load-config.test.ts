@@ -50,6 +50,7 @@ describe('loadConfig', () => {
     expect(config.instance.id).toBe(`${hostname()}-${process.pid}`);
     expect(config.nats).toEqual({
       servers: ['nats://127.0.0.1:4222'],
+      provisioning: 'create',
       streamReplicas: 1,
       subjectPrefix: 'osync',
       connectTimeoutMs: 5_000,
@@ -370,5 +371,64 @@ clusters:
   it('says "required" for a missing field', () => {
     const problems = problemsOf({ env: {}, overrides: { committer: {} } });
     expect(problems).toEqual([{ path: 'committer.target', message: 'required' }]);
+  });
+});
+
+describe('secrets and TLS files', () => {
+  const secret = join(dir, 'password');
+  writeFileSync(secret, 'from-a-file\n');
+  const cluster = (sasl: Record<string, unknown>) => ({
+    clusters: {
+      a: { bootstrapServers: ['h:1'], sasl: { mechanism: 'scram-sha-512', username: 'u', ...sasl } },
+    },
+  });
+
+  it('takes a SASL password from a file instead of inline', () => {
+    const config = loadConfig({ env: {}, overrides: cluster({ passwordFile: secret }) });
+    expect(config.clusters.a?.sasl?.passwordFile).toBe(secret);
+  });
+
+  it('requires exactly one of password and passwordFile for SASL', () => {
+    expect(problemsOf({ env: {}, overrides: cluster({}) })).toEqual([
+      { path: 'clusters.a.sasl.password', message: 'required: set password or passwordFile' },
+    ]);
+    expect(problemsOf({ env: {}, overrides: cluster({ password: 'x', passwordFile: secret }) })).toEqual([
+      { path: 'clusters.a.sasl.passwordFile', message: 'set password or passwordFile, not both' },
+    ]);
+  });
+
+  it('reports every secret or certificate file it cannot read, with the rest of the problems', () => {
+    const missing = join(dir, 'no-such-file');
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        ...cluster({ passwordFile: missing }),
+        nats: { user: 'n', passwordFile: missing, tls: { caFile: missing } },
+      },
+    });
+    expect(problems.map((p) => p.path)).toEqual([
+      'clusters.a.sasl.passwordFile',
+      'nats.passwordFile',
+      'nats.tls.caFile',
+    ]);
+    expect(problems[0]?.message).toMatch(/^cannot read .*no-such-file: ENOENT/);
+  });
+
+  it('allows one way of authenticating to NATS, complete', () => {
+    const paths = (nats: Record<string, unknown>) =>
+      problemsOf({ env: {}, overrides: { nats } }).map((p) => p.path);
+    expect(paths({ user: 'n' })).toEqual(['nats.passwordFile']);
+    expect(paths({ password: 'p' })).toEqual(['nats.user']);
+    expect(paths({ user: 'n', password: 'p', token: 't' })).toEqual(['nats.token']);
+    expect(paths({ token: 't', tokenFile: secret })).toEqual(['nats.tokenFile']);
+    expect(paths({ nkeySeedFile: secret, credsFile: secret })).toEqual(['nats.credsFile']);
+  });
+
+  it('takes a NATS client certificate only with its key', () => {
+    expect(
+      problemsOf({ env: {}, overrides: { nats: { tls: { certFile: secret } } } }).map((p) => p.path),
+    ).toEqual(['nats.tls.keyFile']);
+    const config = loadConfig({ env: {}, overrides: { nats: { tls: { caFile: secret } } } });
+    expect(config.nats.tls).toEqual({ caFile: secret });
   });
 });

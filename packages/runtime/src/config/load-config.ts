@@ -3,6 +3,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '@offsetsync/contracts';
 import { CONFIG_FILE_ENV } from './env-names.js';
+import { unreadableFileProblems } from './file-problems.js';
 import { readEnvOverrides } from './env-overrides.js';
 import { retiredSettingMessage } from './retired-settings.js';
 import { OffsetSyncConfigSchema, type OffsetSyncConfig } from './schema.js';
@@ -59,6 +60,7 @@ export function loadConfig(options: LoadConfigOptions = {}): OffsetSyncConfig {
 
   const result = OffsetSyncConfigSchema.safeParse(raw, { error: requiredMessage });
   if (!result.success) problems.push(...result.error.issues.flatMap((issue) => toProblems(issue, fromEnv)));
+  else problems.push(...unreadableFileProblems(result.data));
   if (problems.length > 0 || !result.success) throw new ConfigError(problems);
   return result.data;
 }

@@ -13,7 +13,7 @@ describe('redactConfig', () => {
         },
         dst: { bootstrapServers: ['h:2'] },
       },
-      nats: { user: 'bob', password: 'pa55', token: 't0ken' },
+      nats: { user: 'bob', password: 'pa55', servers: ['nats://bob:s3cret@n1:4222', 'tls://t0ken@n2:4222'] },
     },
   });
 
@@ -25,10 +25,18 @@ describe('redactConfig', () => {
       password: REDACTED,
     });
     expect(redacted.nats.password).toBe(REDACTED);
-    expect(redacted.nats.token).toBe(REDACTED);
     expect(redacted.nats.user).toBe('bob');
     expect(redacted.clusters.dst).toEqual(config.clusters.dst);
-    expect(JSON.stringify(redacted)).not.toMatch(/hunter2|pa55|t0ken/);
+    expect(JSON.stringify(redacted)).not.toMatch(/hunter2|pa55|s3cret|t0ken/);
+  });
+
+  it('removes credentials written into server URLs and keeps the rest of the URL', () => {
+    expect(redactConfig(config).nats.servers).toEqual(['nats://***@n1:4222', 'tls://***@n2:4222']);
+  });
+
+  it('replaces a token', () => {
+    const redacted = redactConfig(loadConfig({ env: {}, overrides: { nats: { token: 't0ken' } } }));
+    expect(redacted.nats.token).toBe(REDACTED);
   });
 
   it('does not modify its input', () => {

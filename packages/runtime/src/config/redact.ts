@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { redactUrlCredentials } from '@offsetsync/jetstream';
 import { OffsetSyncConfigSchema, type OffsetSyncConfig } from './schema.js';
 import { inspectSchema } from './schema-introspection.js';
 
@@ -7,7 +8,8 @@ export const REDACTED = '***';
 
 /**
  * Returns a deep copy of `config` with every value of a field marked secret in the schema (passwords,
- * tokens) replaced by {@link REDACTED}, fit for logs and diagnostics. The input is not modified.
+ * tokens) replaced by {@link REDACTED}, and credentials written into a URL (`nats://user:secret@host`)
+ * too, fit for logs and diagnostics. The input is not modified.
  */
 export function redactConfig(config: OffsetSyncConfig): OffsetSyncConfig {
   return redactValue(OffsetSyncConfigSchema, config) as OffsetSyncConfig;
@@ -31,5 +33,5 @@ function redactValue(schema: z.ZodType | undefined, value: unknown): unknown {
       }),
     );
   }
-  return value;
+  return typeof value === 'string' ? redactUrlCredentials(value) : value;
 }

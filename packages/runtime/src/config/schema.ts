@@ -51,6 +51,54 @@ const regexSource = z.string().superRefine((source, ctx) => {
 
 const filePath = z.string().min(1, { error: 'must not be empty' });
 const port = z.number().int().min(0).max(65535);
+
+/** `committer.ackWaitMs` when unset; also what `offsetsync provision` gives a committer consumer without a committer section. */
+export const COMMITTER_ACK_WAIT_DEFAULT_MS = 30_000;
+
+interface RefinementSink {
+  addIssue(issue: { code: 'custom'; message: string; path: PropertyKey[] }): void;
+}
+
+/** A secret given either inline or as a file, never both and never neither. */
+function exactlyOneSecret(
+  value: Record<string, unknown>,
+  inline: string,
+  file: string,
+  ctx: RefinementSink,
+): void {
+  const given = [inline, file].filter((key) => value[key] !== undefined);
+  if (given.length === 1) return;
+  ctx.addIssue({
+    code: 'custom',
+    message: given.length === 0 ? `required: set ${inline} or ${file}` : `set ${inline} or ${file}, not both`,
+    path: [given.length === 0 ? inline : file],
+  });
+}
+
+/** One way to authenticate to NATS at most, each complete. */
+function checkNatsAuthentication(nats: Record<string, unknown>, ctx: RefinementSink): void {
+  const report = (path: string, message: string) => ctx.addIssue({ code: 'custom', message, path: [path] });
+  if (nats.password !== undefined && nats.passwordFile !== undefined) {
+    report('passwordFile', 'set password or passwordFile, not both');
+  }
+  if (nats.token !== undefined && nats.tokenFile !== undefined) {
+    report('tokenFile', 'set token or tokenFile, not both');
+  }
+  const hasPassword = nats.password !== undefined || nats.passwordFile !== undefined;
+  if (nats.user === undefined && hasPassword) report('user', 'required with a password');
+  if (nats.user !== undefined && !hasPassword)
+    report('passwordFile', 'required with user: set password or passwordFile');
+  const methods = [
+    nats.user !== undefined ? 'user' : undefined,
+    nats.token !== undefined || nats.tokenFile !== undefined ? 'token' : undefined,
+    nats.nkeySeedFile !== undefined ? 'nkeySeedFile' : undefined,
+    nats.credsFile !== undefined ? 'credsFile' : undefined,
+  ].filter((method) => method !== undefined);
+  if (methods.length > 1) {
+    report(methods[1] as string, `choose one way to authenticate, not ${methods.join(' and ')}`);
+  }
+}
+
 const positiveInt = z.number().int().positive();
 
 const tlsSchema = z
@@ -78,10 +126,22 @@ const saslSchema = z
     mechanism: doc(z.enum(['plain', 'scram-sha-256', 'scram-sha-512']), { description: 'SASL mechanism.' }),
     /** SASL user name. Required when `sasl` is set. */
     username: doc(z.string().min(1), { description: 'SASL user name.' }),
-    /** SASL password (secret). Required when `sasl` is set. */
-    password: doc(z.string(), { description: 'SASL password.', secret: true }),
+    /** SASL password (secret). One of `password` and `passwordFile` is required. */
+    password: doc(z.string().optional(), {
+      description: 'SASL password; or set passwordFile.',
+      secret: true,
+    }),
+    /**
+     * File holding the SASL password (a mounted Secret). Read again for every new broker connection, so a
+     * rotated password is used without a restart. One of `password` and `passwordFile` is required.
+     */
+    passwordFile: doc(filePath.optional(), {
+      description:
+        'File holding the SASL password (for example a mounted Kubernetes Secret); read again for every new broker connection, so a corrected or rotated password needs no restart.',
+    }),
   })
-  .strict();
+  .strict()
+  .superRefine((sasl, ctx) => exactlyOneSecret(sasl, 'password', 'passwordFile', ctx));
 
 /** How to reach one Kafka cluster. */
 const kafkaClusterSchema = z
@@ -142,13 +202,62 @@ const natsSchema = z
     user: doc(z.string().min(1).optional(), { description: 'User for user/password authentication.' }),
     /** Password for user/password authentication (secret). Default: none. */
     password: doc(z.string().optional(), {
-      description: 'Password for user/password authentication.',
+      description: 'Password for user/password authentication; or set passwordFile.',
       secret: true,
+    }),
+    /** File holding the password, read again on every reconnect. Default: none. */
+    passwordFile: doc(filePath.optional(), {
+      description:
+        'File holding the NATS password (a mounted Secret); read again on every reconnect, so a rotated password needs no restart.',
     }),
     /** Token authentication (secret). Default: none. */
     token: doc(z.string().optional(), { description: 'Token for token authentication.', secret: true }),
+    /** File holding the token, read again on every reconnect. Default: none. */
+    tokenFile: doc(filePath.optional(), {
+      description: 'File holding the NATS token; read again on every reconnect.',
+    }),
+    /** NKey seed file (`SU...`) for nkey authentication. Default: none. */
+    nkeySeedFile: doc(filePath.optional(), {
+      description:
+        'File holding an NKey user seed (SU...) for nkey authentication; read again on every reconnect.',
+    }),
     /** Credentials file (JWT + NKey). Default: none. */
     credsFile: doc(filePath.optional(), { description: 'Credentials file (JWT and NKey seed).' }),
+    /**
+     * TLS to the NATS servers. When set, the connection must be TLS (a server that does not offer it is
+     * refused, never used in plaintext). Default: unset, which allows plaintext.
+     */
+    tls: z
+      .object({
+        /** PEM CA certificates to verify the servers with. Default: the system trust store. */
+        caFile: doc(filePath.optional(), {
+          description: 'PEM CA certificates to verify the NATS servers with, instead of the system store.',
+        }),
+        /** PEM client certificate for mutual TLS (with keyFile). Default: none. */
+        certFile: doc(filePath.optional(), { description: 'PEM client certificate (mutual TLS).' }),
+        /** PEM private key of the client certificate. Default: none. */
+        keyFile: doc(filePath.optional(), { description: 'PEM private key of the client certificate.' }),
+      })
+      .strict()
+      .superRefine((tls, ctx) => {
+        if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: 'certFile and keyFile go together: set both or neither',
+            path: [tls.certFile === undefined ? 'certFile' : 'keyFile'],
+          });
+        }
+      })
+      .optional(),
+    /**
+     * Whether a service creates the streams, KV bucket and durable consumers it needs when they are
+     * missing (`create`, which needs JetStream admin rights), or only checks that `offsetsync provision`
+     * made them (`verify`: read-only rights suffice). Default: `create`.
+     */
+    provisioning: doc(z.enum(['create', 'verify']).default('create'), {
+      description:
+        'create: a service creates the streams, KV bucket and consumers it needs when missing (needs JetStream admin rights); verify: it only checks that `offsetsync provision` made them, so its NATS user needs no admin right (docs/security.md).',
+    }),
     /** Replicas of the JetStream streams and KV buckets offsetsync creates. Default: `1`. */
     streamReplicas: doc(z.literal([1, 3]).default(1), {
       description: 'Replicas of the streams and KV buckets offsetsync creates (1 or 3).',
@@ -164,7 +273,8 @@ const natsSchema = z
     /** Wait between reconnect attempts. Default: `1s`. */
     reconnectWaitMs: doc(durationMs().default(1_000), { description: 'Wait between reconnect attempts.' }),
   })
-  .strict();
+  .strict()
+  .superRefine((nats, ctx) => checkNatsAuthentication(nats, ctx));
 
 const includeExcludeFields = (include: string[], exclude: string[], what: string) =>
   z
@@ -336,7 +446,7 @@ const committerSchema = z
      * How long JetStream waits for a committer to settle an event before handing it to another instance
      * (after a crash). Default: `30s`.
      */
-    ackWaitMs: doc(durationMs({ min: 1_000 }).default(30_000), {
+    ackWaitMs: doc(durationMs({ min: 1_000 }).default(COMMITTER_ACK_WAIT_DEFAULT_MS), {
       description:
         'How long an event handed to a committer instance stays unsettled before JetStream redelivers it (crash recovery).',
     }),

@@ -3,7 +3,7 @@
 // the worker that does its job; the order of shutdown is the reverse, telemetry last.
 import { parseArgs } from 'node:util';
 import type { NatsConnection } from 'nats';
-import { ConfigError } from '@offsetsync/contracts';
+import { ConfigError, ErrorCodes } from '@offsetsync/contracts';
 import { loadConfig } from '../config/load-config.js';
 import { redactConfig } from '../config/redact.js';
 import type { OffsetSyncConfig } from '../config/schema.js';
@@ -11,8 +11,8 @@ import { Progress, ServiceRole } from '@offsetsync/contracts';
 import { ProbeServer } from '../probes/probe-server.js';
 import { HeartbeatPublisher, type HeartbeatState } from '../heartbeat/heartbeat-publisher.js';
 import { createLogger, type Logger } from '../logging/logger.js';
-import { connectNats } from '@offsetsync/jetstream';
-import { provisionStreams, streamSpecs } from '@offsetsync/jetstream';
+import { connectNats, inboxPrefix, isAuthenticationError } from '@offsetsync/jetstream';
+import { provisionStreams, streamSpecs, verifyStreams } from '@offsetsync/jetstream';
 import { Names } from '@offsetsync/contracts';
 import { startTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { runService, ServiceLifecycle } from './service-lifecycle.js';
@@ -153,13 +153,26 @@ export async function runServiceMain(
       });
       const metrics = await telemetry.metricsAddress;
       if (metrics) logger.info(metrics, 'Prometheus metrics served on /metrics');
-      nats = await connectNats(config.nats, { name: `${serviceName}-${config.instance.id}`, logger });
       const names = new Names(config.nats.subjectPrefix);
-      const actions = await provisionStreams(
-        await nats.jetstreamManager(),
-        streamSpecs(names, config.nats.streamReplicas),
-      );
-      logger.info({ streams: actions }, 'JetStream streams provisioned');
+      nats = await connectNats(config.nats, {
+        name: `${serviceName}-${config.instance.id}`,
+        logger,
+        inboxPrefix: inboxPrefix(names, options.role),
+      });
+      void exitWhenNatsCloses(nats, lifecycle, () => probe?.notServing());
+      const specs = streamSpecs(names, config.nats.streamReplicas);
+      const jsm = await nats.jetstreamManager();
+      if (config.nats.provisioning === 'create') {
+        logger.info({ streams: await provisionStreams(jsm, specs) }, 'JetStream streams provisioned');
+      } else {
+        const differing = await verifyStreams(jsm, specs);
+        if (differing.length > 0) {
+          logger.warn(
+            { streams: differing },
+            'JetStream streams differ from what this version expects; run `offsetsync provision` to correct them',
+          );
+        }
+      }
       worker = options.createWorker?.({ role: options.role, config, logger, telemetry, nats, names });
       await worker?.start();
       heartbeats = new HeartbeatPublisher(
@@ -192,4 +205,25 @@ export async function runServiceMain(
     },
   });
   await runService(lifecycle);
+}
+
+/**
+ * A NATS connection the service did not close itself has given up (the server refused the credentials
+ * on reconnect, or closed the connection for good): nothing works any more, so the probe says NOT_SERVING,
+ * the service stops and the process exits 1, for its supervisor to restart it with the current secrets.
+ */
+async function exitWhenNatsCloses(
+  nats: NatsConnection,
+  lifecycle: ServiceLifecycle,
+  notServing: () => void,
+): Promise<void> {
+  const error = await nats.closed();
+  if (lifecycle.state === 'stopping' || lifecycle.state === 'stopped') return;
+  notServing();
+  lifecycle.logger.error(
+    { err: error, code: isAuthenticationError(error) ? ErrorCodes.AUTH_FAILED : ErrorCodes.NATS_UNREACHABLE },
+    'the NATS connection was closed and will not reconnect; stopping with exit code 1',
+  );
+  await lifecycle.stop('NATS connection closed').catch(() => undefined);
+  process.exit(1);
 }

@@ -1,0 +1,153 @@
+// The NATS subjects each offsetsync service may publish and subscribe to: least privilege, derived from the
+// same names the services use, so the nats-server authorization block an operator installs (printed by
+// `offsetsync security nats`, shown in docs/security.md) cannot drift from the code. Stream, consumer and
+// KV bucket creation is in none of them but `provision`'s: the long-running services only read stream and
+// consumer info, fetch from their own durable consumers, and publish on their own subjects.
+import type { Names } from '@offsetsync/contracts';
+import { committerDurable, translatorDurable } from './durable-consumers.js';
+
+/** The roles that get NATS credentials of their own. */
+export type NatsRole = 'collector' | 'translator' | 'committer' | 'health' | 'provision';
+
+/** What one role serves: the links decide which subjects of a shared stream are its own. */
+export interface NatsRoleScope {
+  /** The source -> target links of the deployment. */
+  links: readonly { source: string; target: string }[];
+  /** The collector's source cluster. */
+  source?: string;
+  /** The translator's or committer's target cluster. */
+  target?: string;
+}
+
+/** A nats-server `permissions` block: subjects allowed, everything else denied. */
+export interface NatsPermissions {
+  publish: { allow: string[] };
+  subscribe: { allow: string[] };
+}
+
+/**
+ * The inbox prefix of a role's connection: replies (JetStream acknowledgements, fetched messages) come to
+ * subjects under it, so each role may subscribe to its own replies only and cannot read another's.
+ */
+export function inboxPrefix(names: Names, role: NatsRole): string {
+  return `_INBOX_${names.prefix}_${role}`;
+}
+
+/** The permissions of `role` in the deployment `scope`. Throws when the scope lacks what the role needs. */
+export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleScope): NatsPermissions {
+  const api = '$JS.API';
+  const streams = {
+    committed: names.stream('committed'),
+    translated: names.stream('translated'),
+    applied: names.stream('applied'),
+    heartbeats: names.stream('heartbeats'),
+  };
+  const bucket = names.bucket('applied-versions');
+  const own = {
+    inbox: `${inboxPrefix(names, role)}.>`,
+    // jetstreamManager() asks for the account's JetStream info first.
+    accountInfo: `${api}.INFO`,
+  };
+  const consumer = (stream: string, durable: string) => [
+    `${api}.CONSUMER.INFO.${stream}.${durable}`,
+    `${api}.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+    // Acknowledgements are published to the reply subject of each delivered message.
+    `$JS.ACK.${stream}.${durable}.>`,
+  ];
+  switch (role) {
+    case 'collector': {
+      const source = required(scope.source, 'collector', 'source');
+      return {
+        publish: {
+          allow: [
+            names.committedFilter(source),
+            names.heartbeatFilter('collector'),
+            own.accountInfo,
+            `${api}.STREAM.INFO.${streams.committed}`,
+            `${api}.STREAM.INFO.${streams.heartbeats}`,
+          ],
+        },
+        subscribe: { allow: [own.inbox] },
+      };
+    }
+    case 'translator': {
+      const target = required(scope.target, 'translator', 'target');
+      const sources = sourcesOf(scope, target);
+      return {
+        publish: {
+          allow: [
+            ...sources.map((source) => names.translatedFilter(source, target)),
+            names.heartbeatFilter('translator'),
+            own.accountInfo,
+            `${api}.STREAM.INFO.${streams.committed}`,
+            `${api}.STREAM.INFO.${streams.translated}`,
+            `${api}.STREAM.INFO.${streams.heartbeats}`,
+            // The newest translation of a key, to publish only newer ones (reads; cannot write).
+            `${api}.STREAM.MSG.GET.${streams.translated}`,
+            ...sources.flatMap((source) => consumer(streams.committed, translatorDurable(source, target))),
+          ],
+        },
+        subscribe: { allow: [own.inbox] },
+      };
+    }
+    case 'committer': {
+      const target = required(scope.target, 'committer', 'target');
+      const sources = sourcesOf(scope, target);
+      return {
+        publish: {
+          allow: [
+            ...sources.map((source) => names.appliedFilter(source, target)),
+            // Its own keys of the applied-versions bucket (keys start with the link, see Names.linkKey).
+            ...sources.map((source) => `$KV.${bucket}.${names.linkKeyPrefix(source, target)}.>`),
+            names.heartbeatFilter('committer'),
+            own.accountInfo,
+            `${api}.STREAM.INFO.${streams.translated}`,
+            `${api}.STREAM.INFO.${streams.heartbeats}`,
+            `${api}.STREAM.INFO.KV_${bucket}`,
+            `${api}.STREAM.MSG.GET.KV_${bucket}`,
+            // When the application itself committed on the target (a bidirectional link's own events).
+            `${api}.STREAM.MSG.GET.${streams.committed}`,
+            ...sources.flatMap((source) => consumer(streams.translated, committerDurable(source, target))),
+          ],
+        },
+        subscribe: { allow: [own.inbox] },
+      };
+    }
+    case 'health': {
+      const every = Object.values(streams);
+      return {
+        publish: {
+          allow: [
+            names.heartbeatFilter('health'),
+            own.accountInfo,
+            ...every.map((stream) => `${api}.STREAM.INFO.${stream}`),
+            // Ordered consumers: ephemeral, created and deleted by the health service as it reads.
+            ...every.map((stream) => `${api}.CONSUMER.CREATE.${stream}`),
+            ...every.map((stream) => `${api}.CONSUMER.CREATE.${stream}.*.>`),
+            ...every.map((stream) => `${api}.CONSUMER.DELETE.${stream}.*`),
+            ...every.map((stream) => `${api}.CONSUMER.INFO.${stream}.*`),
+            // Flow control replies of push consumers.
+            `$JS.FC.>`,
+          ],
+        },
+        subscribe: { allow: [own.inbox] },
+      };
+    }
+    case 'provision':
+      return {
+        publish: { allow: [`${api}.>`] },
+        subscribe: { allow: [own.inbox] },
+      };
+  }
+}
+
+function required(value: string | undefined, role: NatsRole, what: string): string {
+  if (value === undefined) throw new RangeError(`the ${role}'s NATS permissions need its ${what} cluster`);
+  return value;
+}
+
+function sourcesOf(scope: NatsRoleScope, target: string): string[] {
+  const sources = [...new Set(scope.links.filter((l) => l.target === target).map((l) => l.source))];
+  if (sources.length === 0) throw new RangeError(`no link has target ${target}`);
+  return sources;
+}

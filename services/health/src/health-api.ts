@@ -159,15 +159,20 @@ export function protoDirectory(): string {
   return dir;
 }
 
-/** A gRPC server with grpc.health.v1, OffsetSyncHealth and reflection registered (not bound yet). */
+/**
+ * A gRPC server with grpc.health.v1, OffsetSyncHealth and, unless `reflection` is false, server
+ * reflection registered (not bound yet).
+ */
 export function createHealthGrpcServer(
   board: HealthStatusBoard,
   view: HealthView,
   openStreams: Set<() => void>,
+  options: { reflection: boolean } = { reflection: true },
 ): Server {
   const server = new Server();
   server.addService(HealthService, healthServer(board, openStreams));
   server.addService(OffsetSyncHealthService, offsetSyncHealthServer(view, openStreams));
+  if (!options.reflection) return server;
   const protoDir = protoDirectory();
   const definition = loadSync(
     ['offsetsync/v1/health_service.proto', 'offsetsync/v1/events.proto', 'grpc/health/v1/health.proto'],

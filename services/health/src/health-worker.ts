@@ -96,6 +96,7 @@ export class HealthWorker implements ServiceWorker {
         onLinkChange: (listener) => links.onLinkChange(listener),
       },
       this.openStreams,
+      { reflection: grpc.reflection },
     );
     this.boundPort = await bindServer(this.server, grpc.host, grpc.port, serverCredentials(grpc.tls));
     this.context.logger.info(

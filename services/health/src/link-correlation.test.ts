@@ -73,6 +73,26 @@ describe('correlateLink', () => {
     ).toBe(LinkState.LINK_STATE_LAGGING);
   });
 
+  it('names in its reason every credential or permission problem an instance of the link reports', () => {
+    const refused = {
+      ...instance(CM, NOW, 'committer-1'),
+      problems: [
+        {
+          code: 'NOT_AUTHORIZED',
+          detail: 'missing ACL ALLOW READ on GROUP:app',
+          sinceMs: 1,
+          resource: 'GROUP:app',
+        },
+        { code: 'KAFKA_UNREACHABLE', detail: 'down', sinceMs: 1, resource: '' },
+      ],
+    };
+    const verdict = correlateLink(LINK, [instance(C), instance(TR), refused], QUIET, T, NOW);
+    expect(verdict.state).toBe(LinkState.LINK_STATE_HEALTHY);
+    expect(verdict.reason).toMatch(/; committer committer-1 reports NOT_AUTHORIZED on GROUP:app$/);
+    const healthy = correlateLink(LINK, [instance(C), instance(TR), instance(CM)], QUIET, T, NOW);
+    expect(healthy.reason).not.toMatch(/reports/);
+  });
+
   it('ignores instances of other links and instances past the missed-heartbeat limit', () => {
     const other = { ...instance(CM), targetCluster: 'z' };
     expect(correlateLink(LINK, [instance(C), instance(TR), other], QUIET, T, NOW).state).toBe(

@@ -1,6 +1,6 @@
 // The state of one source -> target link as a pure function of the instances heard from, the flow of
 // events on the link and the clock. No I/O: the health service feeds it and publishes the answer.
-import { LinkState, ServiceRole } from '@offsetsync/contracts';
+import { ErrorCodes, LinkState, ServiceRole, type Problem } from '@offsetsync/contracts';
 
 /** One instance as its latest heartbeat describes it. */
 export interface InstanceSighting {
@@ -14,6 +14,8 @@ export interface InstanceSighting {
   intervalMs: number;
   /** Work it holds but has not finished. */
   pending: number;
+  /** Problems of its latest heartbeat. */
+  problems?: readonly Problem[];
 }
 
 /** How events move on the link, from the partition statuses. */
@@ -107,7 +109,12 @@ export function correlateLink(
     });
     return notes.length === 0 ? '' : ` (${notes.join('; ')})`;
   };
-  const verdict = (state: LinkState, reason: string): LinkVerdict => ({ state, reason, alive });
+  const access = accessProblems(alive);
+  const verdict = (state: LinkState, reason: string): LinkVerdict => ({
+    state,
+    reason: reason + access,
+    alive,
+  });
 
   if (!collector && !translator && !committer) {
     return verdict(
@@ -163,4 +170,20 @@ export function correlateLink(
       ? `collector, translator and committer run; no commit applied yet`
       : `collector, translator and committer run; the latest commit reached ${tgt} ${seconds(flow.lastEndToEndLagMs)} after the source commit`,
   );
+}
+
+/** Problem codes that mean credentials or permissions are wrong: named in the link's reason, whatever its state. */
+const ACCESS_CODES: ReadonlySet<string> = new Set([ErrorCodes.AUTH_FAILED, ErrorCodes.NOT_AUTHORIZED]);
+
+/** "; committer c-1 reports NOT_AUTHORIZED on GROUP:app" for every access problem of an alive instance. */
+function accessProblems(alive: readonly InstanceSighting[]): string {
+  const notes = alive.flatMap((instance) =>
+    (instance.problems ?? [])
+      .filter((problem) => ACCESS_CODES.has(problem.code))
+      .map(
+        (problem) =>
+          `${ROLE_WORDS[instance.role] ?? 'instance'} ${instance.instanceId} reports ${problem.code}${problem.resource === '' ? '' : ` on ${problem.resource}`}`,
+      ),
+  );
+  return notes.length === 0 ? '' : `; ${notes.join('; ')}`;
 }

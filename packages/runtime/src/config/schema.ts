@@ -471,6 +471,11 @@ const healthSchema = z
         host: doc(z.string().min(1).default('0.0.0.0'), { description: 'Address the gRPC server binds.' }),
         /** Port of the gRPC server. Default: `50051`. */
         port: doc(port.default(50051), { description: 'Port of the gRPC server (0 picks a free port).' }),
+        /** Whether to serve gRPC server reflection (grpcurl lists the services). Default: `true`. */
+        reflection: doc(z.boolean().default(true), {
+          description:
+            'Serve gRPC server reflection, so that grpcurl can list and call the API without .proto files; turn off to publish nothing about the API.',
+        }),
         /** TLS of the gRPC server. Default: plaintext. */
         tls: z
           .object({

@@ -16,7 +16,7 @@ describe('problem board', () => {
     now = 5000;
     board.fail('kafka', unreachable);
     expect(board.list()).toEqual([
-      { code: 'KAFKA_UNREACHABLE', detail: 'cannot read: connection refused', sinceMs: 1000 },
+      { code: 'KAFKA_UNREACHABLE', detail: 'cannot read: connection refused', sinceMs: 1000, resource: '' },
     ]);
     board.recover('kafka');
     expect(board.list()).toEqual([]);
@@ -36,8 +36,8 @@ describe('problem board', () => {
     board.fail('kafka', brokerError);
     board.fail('nats', new Error('bug'));
     expect(board.list()).toEqual([
-      { code: 'KAFKA_BROKER_ERROR', detail: 'broker said no', sinceMs: 1 },
-      { code: 'INTERNAL', detail: 'bug', sinceMs: 1 },
+      { code: 'KAFKA_BROKER_ERROR', detail: 'broker said no', sinceMs: 1, resource: '' },
+      { code: 'INTERNAL', detail: 'bug', sinceMs: 1, resource: '' },
     ]);
   });
 
@@ -48,11 +48,28 @@ describe('problem board', () => {
     now = 20;
     board.fail('commit', unreachable);
     expect(board.list()).toEqual([
-      { code: 'KAFKA_UNREACHABLE', detail: 'cannot read: connection refused', sinceMs: 10 },
+      { code: 'KAFKA_UNREACHABLE', detail: 'cannot read: connection refused', sinceMs: 10, resource: '' },
     ]);
     board.recover('read');
     expect(board.list()).toEqual([
-      { code: 'KAFKA_UNREACHABLE', detail: 'cannot read: connection refused', sinceMs: 20 },
+      { code: 'KAFKA_UNREACHABLE', detail: 'cannot read: connection refused', sinceMs: 20, resource: '' },
     ]);
+  });
+
+  it('keeps problems of one code about different resources apart, each naming its resource', () => {
+    const board = new ProblemBoard(() => 5);
+    const denied = (resource: string) =>
+      new OffsetSyncError(`not authorized: missing ACL ALLOW READ on ${resource}`, {
+        code: ErrorCodes.NOT_AUTHORIZED,
+        details: { resource },
+      });
+    board.fail('commit', denied('GROUP:app'));
+    board.fail('read', denied('TOPIC:orders'));
+    expect(board.list().map((p) => [p.code, p.resource])).toEqual([
+      ['NOT_AUTHORIZED', 'GROUP:app'],
+      ['NOT_AUTHORIZED', 'TOPIC:orders'],
+    ]);
+    board.recover('commit');
+    expect(board.list().map((p) => p.resource)).toEqual(['TOPIC:orders']);
   });
 });

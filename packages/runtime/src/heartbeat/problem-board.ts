@@ -1,13 +1,16 @@
 // The problems a service instance has right now, for its heartbeats. Each problem belongs to an area of
 // the service's work (`kafka`, `nats`, `translate`, ...) and is keyed in the heartbeat by its error code:
 // an area that fails again replaces its problem, and an area that works again clears it, whatever code it
-// had. `sinceMs` keeps the start of the outage while the area keeps failing.
+// had. `sinceMs` keeps the start of the outage while the area keeps failing. A problem about one resource
+// (a missing ACL on a topic, a refused login to one cluster) carries it, and problems of one code about
+// different resources stay apart, so health names each missing ACL.
 import { ErrorCodes, isOffsetSyncError, type Problem } from '@offsetsync/contracts';
 
 interface AreaProblem {
   code: string;
   detail: string;
   sinceMs: number;
+  resource: string;
 }
 
 export class ProblemBoard {
@@ -25,6 +28,7 @@ export class ProblemBoard {
       code,
       detail: describe(error),
       sinceMs: this.areas.get(area)?.sinceMs ?? this.clock(),
+      resource: resourceOf(error),
     });
   }
 
@@ -33,18 +37,28 @@ export class ProblemBoard {
     this.areas.delete(area);
   }
 
-  /** One problem per error code; several areas failing with one code are one problem, since the earliest. */
+  /**
+   * One problem per error code and resource; several areas failing with one code about one resource (or
+   * none) are one problem, since the earliest.
+   */
   list(): Problem[] {
-    const byCode = new Map<string, Problem>();
+    const byKey = new Map<string, Problem>();
     for (const problem of this.areas.values()) {
-      const seen = byCode.get(problem.code);
-      if (seen === undefined || problem.sinceMs < seen.sinceMs) byCode.set(problem.code, { ...problem });
+      const key = `${problem.code}\u0000${problem.resource}`;
+      const seen = byKey.get(key);
+      if (seen === undefined || problem.sinceMs < seen.sinceMs) byKey.set(key, { ...problem });
     }
-    return [...byCode.values()];
+    return [...byKey.values()];
   }
 }
 
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   return error.cause instanceof Error ? `${error.message}: ${error.cause.message}` : error.message;
+}
+
+/** `details.resource` of an offsetsync error (NOT_AUTHORIZED, AUTH_FAILED), else empty. */
+function resourceOf(error: unknown): string {
+  const resource = isOffsetSyncError(error) ? error.details?.resource : undefined;
+  return typeof resource === 'string' ? resource : '';
 }

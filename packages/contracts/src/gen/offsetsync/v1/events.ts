@@ -463,6 +463,12 @@ export enum SkipReason {
   SKIP_REASON_NOT_TRANSLATED = 4,
   /** SKIP_REASON_COMMIT_FAILED - The broker rejected the commit; detail carries the Kafka error code. */
   SKIP_REASON_COMMIT_FAILED = 5,
+  /**
+   * SKIP_REASON_OUT_OF_LOG_BOUNDS - The target offset lies outside the target partition's log (above its log end offset, the high
+   * watermark, or below its log start offset), so the committer refused to commit it; detail names the
+   * offset and the bounds it was judged against.
+   */
+  SKIP_REASON_OUT_OF_LOG_BOUNDS = 6,
   UNRECOGNIZED = -1,
 }
 
@@ -486,6 +492,9 @@ export function skipReasonFromJSON(object: any): SkipReason {
     case 5:
     case "SKIP_REASON_COMMIT_FAILED":
       return SkipReason.SKIP_REASON_COMMIT_FAILED;
+    case 6:
+    case "SKIP_REASON_OUT_OF_LOG_BOUNDS":
+      return SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -507,6 +516,8 @@ export function skipReasonToJSON(object: SkipReason): string {
       return "SKIP_REASON_NOT_TRANSLATED";
     case SkipReason.SKIP_REASON_COMMIT_FAILED:
       return "SKIP_REASON_COMMIT_FAILED";
+    case SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS:
+      return "SKIP_REASON_OUT_OF_LOG_BOUNDS";
     case SkipReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -810,6 +821,12 @@ export interface Problem {
   detail: string;
   /** When the problem was first seen, in epoch milliseconds; it has lasted ever since. */
   sinceMs: number;
+  /**
+   * What the problem is about, when it is about one thing: for NOT_AUTHORIZED the refused resource
+   * ("TOPIC:orders", "GROUP:app", "CLUSTER:kafka-cluster", "SUBJECT:osync.applied.a.b.>"), for AUTH_FAILED the
+   * cluster alias or NATS servers whose login failed. Empty otherwise.
+   */
+  resource: string;
 }
 
 /**
@@ -2653,7 +2670,7 @@ export const Progress_EventsByOutcomeEntry: MessageFns<Progress_EventsByOutcomeE
 };
 
 function createBaseProblem(): Problem {
-  return { code: "", detail: "", sinceMs: 0 };
+  return { code: "", detail: "", sinceMs: 0, resource: "" };
 }
 
 export const Problem: MessageFns<Problem> = {
@@ -2666,6 +2683,9 @@ export const Problem: MessageFns<Problem> = {
     }
     if (message.sinceMs !== 0) {
       writer.uint32(24).int64(message.sinceMs);
+    }
+    if (message.resource !== "") {
+      writer.uint32(34).string(message.resource);
     }
     return writer;
   },
@@ -2707,6 +2727,14 @@ export const Problem: MessageFns<Problem> = {
             message.sinceMs = longToNumber(reader.int64());
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.resource = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2728,6 +2756,7 @@ export const Problem: MessageFns<Problem> = {
         : isSet(object.since_ms)
         ? globalThis.Number(object.since_ms)
         : 0,
+      resource: isSet(object.resource) ? globalThis.String(object.resource) : "",
     };
   },
 
@@ -2742,6 +2771,9 @@ export const Problem: MessageFns<Problem> = {
     if (message.sinceMs !== 0) {
       obj.sinceMs = Math.round(message.sinceMs);
     }
+    if (message.resource !== "") {
+      obj.resource = message.resource;
+    }
     return obj;
   },
 
@@ -2753,6 +2785,7 @@ export const Problem: MessageFns<Problem> = {
     message.code = object.code ?? "";
     message.detail = object.detail ?? "";
     message.sinceMs = object.sinceMs ?? 0;
+    message.resource = object.resource ?? "";
     return message;
   },
 };

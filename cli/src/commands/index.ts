@@ -6,6 +6,7 @@ import { lazyCommand, type Command } from '../command.js';
 import { cutoverDescription } from './cutover-help.js';
 import { provisionDescription } from './provision-help.js';
 import { sandboxDescription } from './sandbox-help.js';
+import { securityDescription } from './security-help.js';
 import { serviceCommands } from './service-commands.js';
 import { statusDescription } from './status-help.js';
 
@@ -14,6 +15,7 @@ export const commands: readonly Command[] = [
   lazyCommand(statusDescription, async () => (await import('./status.js')).runStatus),
   lazyCommand(cutoverDescription, async () => (await import('./cutover.js')).runCutover),
   lazyCommand(provisionDescription, async () => (await import('./provision.js')).runProvision),
+  lazyCommand(securityDescription, async () => (await import('./security.js')).runSecurity),
   lazyCommand(sandboxDescription, loadSandbox),
 ];
 

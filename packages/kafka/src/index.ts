@@ -21,3 +21,10 @@ export type {
 export { toOffsetSyncError } from './kafka-errors.js';
 export { recordFingerprint } from './record-fingerprint.js';
 export { identityClasses, previousIdentical } from './identical-records.js';
+export {
+  kafkaAclsCommand,
+  requiredKafkaAcls,
+  type AclContext,
+  type KafkaRole,
+  type RequiredAcl,
+} from './acls/required-acls.js';

@@ -163,6 +163,8 @@ const REQUIRED_ACL_OPERATIONS: Readonly<Record<string, Partial<Record<AclResourc
   metadata: { TOPIC: 'DESCRIBE' },
   topicIdentities: { TOPIC: 'DESCRIBE' },
   fetchRecords: { TOPIC: 'READ' },
+  // A kafkajs consumer: joins its group, fetches and commits.
+  consume: { GROUP: 'READ', TOPIC: 'READ' },
 };
 
 /** What was refused, as the operator must grant it: `resource` (`TOPIC:orders`) and `missingAcl`. */

@@ -3,7 +3,12 @@ import kafkajs from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
-import { consumerFailureCode, handleInChunks, type ChunkedBatch } from './offsets-topic-consumer.js';
+import {
+  classifyConsumerFailure,
+  consumerFailureCode,
+  handleInChunks,
+  type ChunkedBatch,
+} from './offsets-topic-consumer.js';
 
 const {
   KafkaJSConnectionError,
@@ -115,6 +120,28 @@ describe('consumerFailureCode', () => {
       }),
     );
     expect(consumerFailureCode(broker)).toBe(ErrorCodes.NOT_AUTHORIZED);
+  });
+
+  it('names the resource and the ACL to grant when the group or topic is not authorized', () => {
+    const denied = new KafkaJSProtocolError(
+      Object.assign(new Error('Not authorized to access group'), {
+        type: 'GROUP_AUTHORIZATION_FAILED',
+        code: 30,
+        retriable: false,
+      }),
+    );
+    const wrapped = new KafkaJSNumberOfRetriesExceeded(denied, { retryCount: 5, retryTime: 800 });
+    expect(
+      classifyConsumerFailure(denied, { groupId: 'offsetsync-collector-src', topic: '__consumer_offsets' }),
+    ).toMatchObject({
+      code: ErrorCodes.NOT_AUTHORIZED,
+      details: {
+        resource: 'GROUP:offsetsync-collector-src',
+        missingAcl: 'ALLOW READ on GROUP:offsetsync-collector-src',
+      },
+    });
+    // Beneath kafkajs' exhausted retries too.
+    expect(classifyConsumerFailure(wrapped, {}).code).toBe(ErrorCodes.NOT_AUTHORIZED);
   });
 
   it('reports anything else, a bug, as INTERNAL', () => {

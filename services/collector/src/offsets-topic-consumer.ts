@@ -87,9 +87,10 @@ export class OffsetsTopicConsumer {
     const ended = new Promise<OffsetSyncError>((resolve) => {
       consumer.on(consumer.events.CRASH, (event) => {
         resolve(
-          new OffsetSyncError('the offsets-topic consumer crashed', {
+          new OffsetSyncError(`the offsets-topic consumer crashed${this.aclNote(event.payload.error)}`, {
             code: consumerFailureCode(event.payload.error),
             cause: event.payload.error,
+            details: this.failureDetails(event.payload.error),
           }),
         );
       });
@@ -117,9 +118,10 @@ export class OffsetsTopicConsumer {
       });
     } catch (error: unknown) {
       await consumer.disconnect().catch(() => undefined);
-      return new OffsetSyncError(`cannot start reading ${this.options.topic}`, {
+      return new OffsetSyncError(`cannot start reading ${this.options.topic}${this.aclNote(error)}`, {
         code: consumerFailureCode(error),
         cause: error,
+        details: this.failureDetails(error),
       });
     }
     const reason = await Promise.race([
@@ -132,6 +134,18 @@ export class OffsetsTopicConsumer {
     ]);
     await consumer.disconnect().catch(() => undefined);
     return reason;
+  }
+
+  /** A failure's resource and missing ACL, about this consumer's group and topic. */
+  private failureDetails(error: unknown): Record<string, unknown> {
+    return classifyConsumerFailure(error, { groupId: this.options.groupId, topic: this.options.topic })
+      .details;
+  }
+
+  /** ": not authorized: missing ACL ALLOW READ on GROUP:g" when the failure is a missing ACL. */
+  private aclNote(error: unknown): string {
+    const acl = this.failureDetails(error).missingAcl;
+    return typeof acl === 'string' ? `: not authorized: missing ACL ${acl}` : '';
   }
 
   private eachBatch(payload: EachBatchPayload): Promise<void> {
@@ -147,14 +161,26 @@ export class OffsetsTopicConsumer {
  * classifies them (KAFKA_UNREACHABLE, KAFKA_BROKER_ERROR, ...); anything else is a bug: INTERNAL.
  */
 export function consumerFailureCode(error: unknown): ErrorCode {
+  return classifyConsumerFailure(error, {}).code;
+}
+
+/**
+ * The classified failure beneath kafkajs' wrappers, as {@link consumerFailureCode} says; for a missing ACL
+ * its details name the resource and the ACL to grant (`ALLOW READ on GROUP:offsetsync-collector-src`).
+ */
+export function classifyConsumerFailure(
+  error: unknown,
+  details: { groupId?: string; topic?: string },
+): { code: ErrorCode; details: Record<string, unknown> } {
   let beneath = error;
   while (beneath instanceof KafkaJSNonRetriableError && beneath.cause instanceof Error)
     beneath = beneath.cause;
-  if (isOffsetSyncError(beneath)) return beneath.code;
+  if (isOffsetSyncError(beneath)) return { code: beneath.code, details: beneath.details ?? {} };
   if (beneath instanceof KafkaJSError) {
-    return toOffsetSyncError(beneath, { operation: 'read the offsets topic' }).code;
+    const mapped = toOffsetSyncError(beneath, { operation: 'consume', details });
+    return { code: mapped.code, details: mapped.details ?? {} };
   }
-  return ErrorCodes.INTERNAL;
+  return { code: ErrorCodes.INTERNAL, details: {} };
 }
 
 /**

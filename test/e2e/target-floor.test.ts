@@ -131,6 +131,14 @@ describe('the target is its own floor (invariant 7)', () => {
     const admin = await connectedAdmin(kafka);
     const topic = uniqueName('floor-topic');
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+    // Records up to offset 100: the committer refuses offsets past the target's log end.
+    const producer = kafka.producer();
+    await producer.connect();
+    onTestFinished(() => producer.disconnect());
+    await producer.send({
+      topic,
+      messages: Array.from({ length: 100 }, (_, i) => ({ value: `record-${i}` })),
+    });
     const key = { group: uniqueName('floor-group'), topic, partition: 0 };
     const config = testConfig(testbed, {
       committer: { target: 'target', ackWaitMs: '2s', retryBackoffMinMs: '100ms', retryBackoffMaxMs: '1s' },

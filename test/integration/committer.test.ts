@@ -16,7 +16,13 @@ import {
   type GroupPartition,
   type Version,
 } from '@offsetsync/contracts';
-import { JetStreamPublisher, publishAll, type StreamMessage } from '@offsetsync/jetstream';
+import {
+  JetStreamPublisher,
+  provisionStreams,
+  publishAll,
+  streamSpecs,
+  type StreamMessage,
+} from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import { startService } from '@offsetsync/harness';
 import { freePort } from '../infra/free-port.js';
@@ -35,6 +41,10 @@ interface Translation {
   targetOffset: number;
   sourceCommitTimestampMs?: number;
   outcome?: TranslationOutcome;
+  /** The link the body names; default source -> target, the link of the subject. */
+  bodyLink?: { source: string; target: string };
+  /** The key whose subject the event is published on; default `key`. */
+  subjectKey?: GroupPartition;
 }
 
 async function targetAdapter(): Promise<KafkaAdapter> {
@@ -51,6 +61,12 @@ async function targetAdapter(): Promise<KafkaAdapter> {
   onTestFinished(() => adapter.disconnect());
   return adapter;
 }
+
+/**
+ * Records per partition of the topics whose tests commit arbitrary offsets: the committer refuses an offset
+ * above the target's log end, so every offset a test commits must lie within the records it wrote.
+ */
+const RECORDS_PER_PARTITION = 1000;
 
 async function createTargetTopic(partitions: number, records = 0): Promise<string> {
   const topic = uniqueName('com-topic');
@@ -107,11 +123,11 @@ function translatedMessage(
   hdrs.set('Offsetsync-Event', 'OffsetTranslated');
   if (traceparent !== undefined) hdrs.set('traceparent', traceparent);
   return {
-    subject: names.translated('source', 'target', t.key),
+    subject: names.translated('source', 'target', t.subjectKey ?? t.key),
     payload: OffsetTranslated.encode(
       OffsetTranslated.fromPartial({
-        sourceCluster: 'source',
-        targetCluster: 'target',
+        sourceCluster: t.bodyLink?.source ?? 'source',
+        targetCluster: t.bodyLink?.target ?? 'target',
         ...t.key,
         sourceOffset: t.targetOffset + 1000,
         targetOffset: t.targetOffset,
@@ -199,7 +215,7 @@ function versionStream(keys: readonly GroupPartition[], versions: number): Trans
       key,
       // One offsets-topic partition per group, as Kafka does; offsets rise round by round.
       version: { offsetsPartition: groups.indexOf(key.group), offsetsOffset: 1000 + round * keys.length + k },
-      targetOffset: Math.floor(Math.random() * 10_000),
+      targetOffset: Math.floor(Math.random() * RECORDS_PER_PARTITION),
     })),
   );
 }
@@ -215,7 +231,7 @@ function shuffled<T>(items: readonly T[]): T[] {
 
 describe('committer', () => {
   it('commits an exact translation with the offsetsync mark and publishes APPLIED in the same trace', async () => {
-    const topic = await createTargetTopic(1);
+    const topic = await createTargetTopic(1, 10);
     const key = { group: uniqueName('com-exact'), topic, partition: 0 };
     const { config, names } = committerConfig();
     await startService('committer', config);
@@ -258,7 +274,7 @@ describe('committer', () => {
   });
 
   it('skips an older version delivered after a newer one, and applies a rewind', async () => {
-    const topic = await createTargetTopic(1);
+    const topic = await createTargetTopic(1, 100);
     const key = { group: uniqueName('com-stale'), topic, partition: 0 };
     const { config, names } = committerConfig();
     await startService('committer', config);
@@ -289,7 +305,7 @@ describe('committer', () => {
   });
 
   it('converges on the newest version per key with two committers and 200 versions published out of order', async () => {
-    const topic = await createTargetTopic(5);
+    const topic = await createTargetTopic(5, RECORDS_PER_PARTITION);
     const groupPrefix = uniqueName('com-two');
     const keys = Array.from({ length: 20 }, (_, i) => ({
       group: `${groupPrefix}-${i % 4}`,
@@ -375,7 +391,7 @@ describe('committer', () => {
   });
 
   it("keeps the application's own commit on the target against an older source commit, not against a later one", async () => {
-    const topic = await createTargetTopic(1);
+    const topic = await createTargetTopic(1, 20);
     const key = { group: uniqueName('com-owned'), topic, partition: 0 };
     const { config, names } = committerConfig();
     await startService('committer', config);
@@ -429,7 +445,7 @@ describe('committer', () => {
   });
 
   it('converges after the committer is killed with SIGKILL mid-stream and started again', async () => {
-    const topic = await createTargetTopic(5);
+    const topic = await createTargetTopic(5, RECORDS_PER_PARTITION);
     const groupPrefix = uniqueName('com-kill');
     const keys = Array.from({ length: 20 }, (_, i) => ({
       group: `${groupPrefix}-${i % 4}`,
@@ -485,5 +501,121 @@ describe('committer', () => {
         new Promise((resolve) => setTimeout(() => resolve('running'), 500)),
       ]),
     ).toBe('running');
+  });
+
+  it('refuses, counts and reports an event of another link, one on another key subject and an offset past the log end, applying the valid events of the batch on their first delivery', async () => {
+    // Two partitions of 10 records each: log end offset 10.
+    const topic = await createTargetTopic(2, 10);
+    const prefix = uniqueName('com-refuse');
+    const key = (name: string, partition: number) => ({ group: `${prefix}-${name}`, topic, partition });
+    const valid = [
+      { key: key('valid-a', 0), version: { offsetsPartition: 1, offsetsOffset: 10 }, targetOffset: 4 },
+      // At the log end: the position after the last record, valid.
+      { key: key('valid-b', 1), version: { offsetsPartition: 2, offsetsOffset: 10 }, targetOffset: 10 },
+    ];
+    const foreign = {
+      key: key('foreign', 0),
+      version: { offsetsPartition: 3, offsetsOffset: 10 },
+      targetOffset: 3,
+      bodyLink: { source: 'source', target: 'elsewhere' },
+    };
+    const misplaced = {
+      key: key('misplaced', 0),
+      subjectKey: key('carrier', 0),
+      version: { offsetsPartition: 4, offsetsOffset: 10 },
+      targetOffset: 2,
+    };
+    const beyond = {
+      key: key('beyond', 1),
+      version: { offsetsPartition: 5, offsetsOffset: 10 },
+      targetOffset: 11,
+    };
+
+    const { config, names } = committerConfig();
+    const { publisher, jsm } = await jetstream();
+    // Published before the committer starts, so its first pull takes them as one batch.
+    await provisionStreams(jsm, streamSpecs(names, 1));
+    await publishAll(
+      publisher,
+      [valid[0]!, foreign, misplaced, beyond, valid[1]!].map((t) => translatedMessage(names, t)),
+      { concurrency: 1 },
+    );
+    const committer = await startService('committer', config);
+
+    const beat = await waitFor(
+      'a heartbeat counting every event of the batch',
+      async () => {
+        const [b] = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_COMMITTER).catch(() => []);
+        const counts = b?.progress?.eventsByOutcome ?? {};
+        return Object.values(counts).reduce((sum, n) => sum + n, 0) >= 5 ? b : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    expect(beat.progress?.eventsByOutcome).toEqual({
+      applied: 2,
+      refused_foreign_link: 1,
+      refused_subject_mismatch: 1,
+      skipped_out_of_log_bounds: 1,
+    });
+    // One problem per kind, each naming the subject of the event it refused.
+    const subject = (k: GroupPartition) => `SUBJECT:${names.translated('source', 'target', k)}`;
+    expect(beat.problems.map((p) => `${p.code} ${p.resource}`).sort()).toEqual(
+      [
+        `OFFSET_OUT_OF_LOG_BOUNDS ${subject(beyond.key)}`,
+        `EVENT_REFUSED ${subject(foreign.key)}`,
+        `EVENT_REFUSED ${subject(misplaced.subjectKey)}`,
+      ].sort(),
+    );
+    expect(beat.problems.find((p) => p.code === 'OFFSET_OUT_OF_LOG_BOUNDS')?.detail).toContain(
+      'target offset 11 is above the log end offset 10',
+    );
+
+    const adapter = await targetAdapter();
+    for (const t of valid) {
+      expect((await appliedEventFor(jsm, names, t.key, t.version)).event.outcome).toBe(
+        ApplyOutcome.APPLY_OUTCOME_APPLIED,
+      );
+      expect(await committedOn(adapter, t.key)).toMatchObject({
+        offset: t.targetOffset,
+        metadata: markOf(t.version),
+      });
+    }
+    const skipped = await appliedEventFor(jsm, names, beyond.key, beyond.version);
+    expect(skipped.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS,
+      targetOffset: -1,
+    });
+    for (const k of [foreign.key, misplaced.key, misplaced.subjectKey, beyond.key])
+      expect(await committedOn(adapter, k)).toBeUndefined();
+    // No OffsetApplied for a refused link or key: not on the foreign link's subject, nor on this link's.
+    expect(
+      await lastOnSubject(jsm, names.stream('applied'), names.applied('source', 'elsewhere', foreign.key)),
+    ).toBeUndefined();
+    for (const k of [foreign.key, misplaced.key, misplaced.subjectKey])
+      expect(
+        await lastOnSubject(jsm, names.stream('applied'), names.applied('source', 'target', k)),
+      ).toBeUndefined();
+
+    // Every event settled on its first delivery: the refused ones terminated, none handed back.
+    // (Acknowledgements are not confirmed to the committer, so they are waited for; a termination the
+    // server ignores would keep its message pending and redeliver it after the 2 s ack wait.)
+    const consumer = await waitFor(
+      'no translated event left pending',
+      async () => {
+        const info = await jsm.consumers.info(names.stream('translated'), 'committer-source-target');
+        return info.num_ack_pending === 0 ? info : undefined;
+      },
+      { timeoutMs: 5_000, intervalMs: 100 },
+    );
+    expect(consumer.num_redelivered).toBe(0);
+    expect(consumer.delivered.consumer_seq).toBe(5);
+
+    const log = await committer.log();
+    expect(log).toMatch(/refused a translated event for a link this committer does not serve/);
+    expect(log).toContain(names.translated('source', 'target', foreign.key));
+    expect(log).toMatch(/"bodyLink":"source -> elsewhere"/);
+    expect(log).toContain(names.translated('source', 'target', misplaced.subjectKey));
+    expect(log).toMatch(/refused to commit a target offset outside the target partition log/);
   });
 });

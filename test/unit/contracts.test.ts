@@ -118,7 +118,12 @@ describe('Heartbeat', () => {
         lastEventAtMs: 1_733_140_804_900,
       },
       problems: [
-        { code: 'KAFKA_UNREACHABLE', detail: 'dc-north: connect ECONNREFUSED', sinceMs: 1_733_140_700_000 },
+        {
+          code: 'KAFKA_UNREACHABLE',
+          detail: 'dc-north: connect ECONNREFUSED',
+          sinceMs: 1_733_140_700_000,
+          resource: 'CLUSTER:dc-north',
+        },
       ],
     };
     expect(roundTrip(Heartbeat, heartbeat)).toEqual(heartbeat);

@@ -58,6 +58,16 @@ export const ErrorCodes = {
    * what was refused. Retryable: an ACL granted again takes effect without a restart.
    */
   NOT_AUTHORIZED: 'NOT_AUTHORIZED',
+  /**
+   * The committer refused an event it must never apply: its body names another link than the subject and
+   * the durable consumer it came from, or another key than its subject. `details.resource` is the subject.
+   */
+  EVENT_REFUSED: 'EVENT_REFUSED',
+  /**
+   * The committer refused a target offset above the partition's log end or below its log start: committing
+   * it would make a consumer skip or reset. `details.resource` is the subject.
+   */
+  OFFSET_OUT_OF_LOG_BOUNDS: 'OFFSET_OUT_OF_LOG_BOUNDS',
   /** A command line could not be understood (unknown command or option, missing argument). */
   CLI_USAGE: 'CLI_USAGE',
   /** A bug, or an error that was not classified. The code of every foreign error. */

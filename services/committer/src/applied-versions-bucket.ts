@@ -6,7 +6,12 @@
 // records are rebuilt by the next commits, and until then offsetsync's commit marks on the target keep
 // every partition from moving back to an older version (invariant 7, see apply-decision.ts).
 import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
-import { JetStreamApiError, provisionKvBucket } from '@offsetsync/jetstream';
+import {
+  JetStreamApiError,
+  provisionKvBucket,
+  verifyKvBucket,
+  type ProvisioningMode,
+} from '@offsetsync/jetstream';
 import type { Logger } from '@offsetsync/runtime';
 import type { JetStreamClient, JetStreamManager } from 'nats';
 
@@ -42,6 +47,8 @@ export interface AppliedVersionsBucketOptions {
   js: JetStreamClient;
   jsm: JetStreamManager;
   logger: Logger;
+  /** `create`: create the bucket when missing; `verify`: only check it (`nats.provisioning`). Default: `create`. */
+  mode?: ProvisioningMode;
   clock?: () => number;
 }
 
@@ -59,9 +66,10 @@ export class AppliedVersionsBucket {
     return `KV_${this.options.name}`;
   }
 
-  /** Opens the bucket, creating it when missing (start-up). */
+  /** Opens the bucket, creating it when missing (start-up); in `verify` mode only checks that it exists. */
   async provision(): Promise<void> {
-    await provisionKvBucket(this.options.js, this.options.name, this.options.replicas);
+    if (this.options.mode === 'verify') await verifyKvBucket(this.options.jsm, this.options.name);
+    else await provisionKvBucket(this.options.js, this.options.name, this.options.replicas);
   }
 
   /**
@@ -89,8 +97,8 @@ export class AppliedVersionsBucket {
         verdict = undefined;
       } else {
         logger.warn(
-          { bucket: name },
-          "the applied-versions bucket was missing (deleted or lost); creating it again. Until its records are rebuilt, offsetsync's commit marks on the target keep every partition from moving back",
+          { bucket: name, mode: this.options.mode ?? 'create' },
+          "the applied-versions bucket was missing (deleted or lost); creating it again (with nats.provisioning: verify, run `offsetsync provision`). Until its records are rebuilt, offsetsync's commit marks on the target keep every partition from moving back",
         );
         try {
           await this.provision();

@@ -19,7 +19,13 @@ import {
   type Version,
 } from '@offsetsync/contracts';
 import { type StreamMessage } from '@offsetsync/jetstream';
-import { type CommitAnswer, type CommitEntry, type CommittedOffset } from '@offsetsync/kafka';
+import {
+  type CommitAnswer,
+  type CommitEntry,
+  type CommittedOffset,
+  type PartitionBounds,
+  type TopicPartition,
+} from '@offsetsync/kafka';
 import { ProblemBoard } from '@offsetsync/runtime';
 import { ActiveGroups } from './active-groups.js';
 import type { AppliedRecord } from './applied-record.js';
@@ -69,14 +75,30 @@ class MemoryStore implements AppliedVersionsStore {
   }
 }
 
-/** A target cluster's committed offsets, with groups that have live members and injectable failures. */
+/**
+ * A target cluster's committed offsets and log bounds, with groups that have live members and injectable
+ * failures. A partition's log spans 0 to 1,000,000 unless a test sets its bounds.
+ */
 class FakeCluster implements TargetCluster {
   readonly committed = new Map<string, Map<string, { offset: number; metadata: string | null }>>();
   readonly commitCalls: { group: string; entries: CommitEntry[] }[] = [];
   readonly activeGroups = new Set<string>();
+  readonly bounds = new Map<string, PartitionBounds | OffsetSyncError>();
+  readonly boundsCalls: TopicPartition[][] = [];
   failNextCommit: ((entry: CommitEntry) => OffsetSyncError | undefined) | undefined;
   failCalls: OffsetSyncError | undefined;
   constructor(private readonly defer: Defer = immediate) {}
+
+  partitionBounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>> {
+    return this.defer(() => {
+      if (this.failCalls) throw this.failCalls;
+      this.boundsCalls.push([...partitions]);
+      return partitions.map(
+        (tp) =>
+          this.bounds.get(`${tp.topic}/${tp.partition}`) ?? { logStartOffset: 0, highWatermark: 1_000_000 },
+      );
+    });
+  }
 
   fetchCommittedOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]> {
     return this.defer(() => {
@@ -134,6 +156,7 @@ class FakeMessage implements InboundMessage {
   constructor(
     readonly data: Uint8Array,
     readonly headers = eventHeaders(),
+    readonly subject = names.translated('src', 'dst', { group: 'g', topic: 'orders', partition: 0 }),
   ) {}
   ack(): void {
     this.settled ??= 'ack';
@@ -161,17 +184,21 @@ interface TranslatedSpec {
   targetOffset: number;
   outcome?: TranslationOutcome;
   sourceCommitTimestampMs?: number;
+  /** Default: `src` and `dst`, the pipeline's link. */
+  sourceCluster?: string;
+  targetCluster?: string;
+  /** Default: the subject of the key, as a translator publishes it. */
+  subject?: string;
 }
 
 function translated(spec: TranslatedSpec): FakeMessage {
+  const gp = { group: spec.group ?? 'g', topic: spec.topic ?? 'orders', partition: spec.partition ?? 0 };
   return new FakeMessage(
     OffsetTranslated.encode(
       OffsetTranslated.fromPartial({
-        sourceCluster: 'src',
-        targetCluster: 'dst',
-        group: spec.group ?? 'g',
-        topic: spec.topic ?? 'orders',
-        partition: spec.partition ?? 0,
+        sourceCluster: spec.sourceCluster ?? 'src',
+        targetCluster: spec.targetCluster ?? 'dst',
+        ...gp,
         sourceOffset: spec.targetOffset + 1000,
         targetOffset: spec.targetOffset,
         outcome: spec.outcome ?? TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
@@ -179,6 +206,8 @@ function translated(spec: TranslatedSpec): FakeMessage {
         sourceCommitTimestampMs: spec.sourceCommitTimestampMs ?? NOW - 1000,
       }),
     ).finish(),
+    eventHeaders(),
+    spec.subject ?? names.translated('src', 'dst', gp),
   );
 }
 
@@ -646,6 +675,7 @@ describe('CommitPipeline', () => {
     const cluster = new FakeCluster();
     const target: TargetCluster = {
       fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
+      partitionBounds: (partitions) => cluster.partitionBounds(partitions),
       commitOffsets: async (group, entries) => {
         const answers = await cluster.commitOffsets(group, entries);
         cluster.setCommitted(group, 'orders', 0, 88, null);
@@ -676,6 +706,7 @@ describe('CommitPipeline', () => {
     const cluster = new FakeCluster();
     const slowCluster: TargetCluster = {
       fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
+      partitionBounds: (partitions) => cluster.partitionBounds(partitions),
       commitOffsets: async (group, entries) => {
         if (releaseA !== undefined) return cluster.commitOffsets(group, entries);
         await new Promise<void>((resolve) => {
@@ -698,6 +729,151 @@ describe('CommitPipeline', () => {
     expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 150, metadata: '' });
   });
 
+  it('terminates, counts and files a translation for another link, and commits, reserves and reports nothing for it', async () => {
+    const { pipeline, cluster, store, published, counters, problems } = setup();
+    // On a subject of the pipeline's link (what the consumer delivers), a body naming another link.
+    const foreign = translated({ version: v(1, 9), targetOffset: 500, targetCluster: 'other', group: 'f' });
+    const misplaced = translated({
+      version: v(1, 8),
+      targetOffset: 400,
+      group: 'victim',
+      subject: names.translated('src', 'dst', { group: 'g', topic: 'orders', partition: 0 }),
+    });
+    const valid = translated({ version: v(1, 1), targetOffset: 10, group: 'h' });
+    await pipeline.handleBatch([foreign, misplaced, valid]);
+
+    expect([foreign.settled, misplaced.settled, valid.settled]).toEqual(['term', 'term', 'ack']);
+    expect(cluster.commitCalls.map((c) => c.group)).toEqual(['h']);
+    expect(cluster.offsetOf('victim', 'orders', 0)).toBeUndefined();
+    expect(cluster.offsetOf('g', 'orders', 0)).toBeUndefined();
+    expect(cluster.offsetOf('f', 'orders', 0)).toBeUndefined();
+    expect([...store.entries.keys()]).toEqual([key('h')]);
+    expect(published.map((p) => p.subject)).toEqual([
+      names.applied('src', 'dst', { group: 'h', topic: 'orders', partition: 0 }),
+    ]);
+    expect(counters.snapshot()).toEqual({ applied: 1, refused_foreign_link: 1, refused_subject_mismatch: 1 });
+    // One problem per kind, each naming the subject of its last refused event.
+    expect(problems.list()).toMatchObject([
+      {
+        code: 'EVENT_REFUSED',
+        resource: `SUBJECT:${foreign.subject}`,
+        detail: expect.stringContaining('names link src -> other') as unknown,
+      },
+      {
+        code: 'EVENT_REFUSED',
+        resource: `SUBJECT:${misplaced.subject}`,
+        detail: expect.stringContaining('group victim') as unknown,
+      },
+    ]);
+    expect(pipeline.lastVersion).toEqual(v(1, 1));
+  });
+
+  it('refuses a target offset above the log end with SKIPPED OUT_OF_LOG_BOUNDS, never committing or reserving it', async () => {
+    const { pipeline, cluster, store, published, counters, problems } = setup();
+    cluster.bounds.set('orders/0', { logStartOffset: 0, highWatermark: 100 });
+    const beyond = translated({ version: v(1, 2), targetOffset: 101 });
+    const valid = translated({ version: v(1, 1), targetOffset: 100, partition: 1 });
+    await pipeline.handleBatch([beyond, valid]);
+
+    expect([beyond.settled, valid.settled]).toEqual(['ack', 'ack']);
+    expect(cluster.commitCalls.flatMap((c) => c.entries.map((e) => [e.partition, e.offset]))).toEqual([
+      [1, 100],
+    ]);
+    expect(store.entries.has(key())).toBe(false);
+    expect(published.find((p) => p.event.partition === 0)).toMatchObject({
+      msgId: 'src:dst:1:2:OUT_OF_LOG_BOUNDS',
+      event: {
+        outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+        skipReason: SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS,
+        targetOffset: -1,
+        detail: 'target offset 101 is above the log end offset 100 of orders-0 on the target',
+      },
+    });
+    expect(counters.snapshot()).toEqual({ applied: 1, skipped_out_of_log_bounds: 1 });
+    expect(problems.list()).toMatchObject([{ code: 'OFFSET_OUT_OF_LOG_BOUNDS' }]);
+  });
+
+  it('refuses a target offset below the log start, judged on a fresh read', async () => {
+    const { pipeline, cluster, published } = setup();
+    cluster.bounds.set('orders/0', { logStartOffset: 50, highWatermark: 100 });
+    const below = translated({ version: v(1, 2), targetOffset: 49 });
+    await pipeline.handleBatch([below]);
+    expect(cluster.commitCalls).toEqual([]);
+    expect(published[0]?.event).toMatchObject({
+      skipReason: SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS,
+      detail: 'target offset 49 is below the log start offset 50 of orders-0 on the target',
+    });
+  });
+
+  it('reads bounds once per batch for the offsets above the cached end, and not at all for those within it', async () => {
+    const { pipeline, cluster } = setup();
+    cluster.bounds.set('orders/0', { logStartOffset: 0, highWatermark: 100 });
+    cluster.bounds.set('orders/1', { logStartOffset: 0, highWatermark: 100 });
+    await pipeline.handleBatch([
+      translated({ version: v(1, 1), targetOffset: 10, group: 'a' }),
+      translated({ version: v(2, 1), targetOffset: 20, group: 'b' }),
+      translated({ version: v(1, 2), targetOffset: 30, group: 'a', partition: 1 }),
+    ]);
+    expect(cluster.boundsCalls).toEqual([
+      [
+        { topic: 'orders', partition: 0 },
+        { topic: 'orders', partition: 1 },
+      ],
+    ]);
+    await pipeline.handleBatch([
+      translated({ version: v(1, 3), targetOffset: 100, group: 'a' }),
+      translated({ version: v(2, 2), targetOffset: 50, group: 'b', partition: 1 }),
+    ]);
+    expect(cluster.boundsCalls).toHaveLength(1);
+    // The log grew: an offset above the cached end is read again before it is judged, and then applied.
+    cluster.bounds.set('orders/0', { logStartOffset: 0, highWatermark: 150 });
+    const grown = translated({ version: v(1, 4), targetOffset: 150, group: 'a' });
+    await pipeline.handleBatch([grown]);
+    expect(cluster.boundsCalls).toHaveLength(2);
+    expect(cluster.offsetOf('a', 'orders', 0)?.offset).toBe(150);
+  });
+
+  it('applies an older translation of a key whose newer one in the same batch lies beyond the log end', async () => {
+    const { pipeline, cluster, published } = setup();
+    cluster.bounds.set('orders/0', { logStartOffset: 0, highWatermark: 100 });
+    await pipeline.handleBatch([
+      translated({ version: v(1, 1), targetOffset: 40 }),
+      translated({ version: v(1, 2), targetOffset: 9_999 }),
+    ]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 40, metadata: markOf(v(1, 1)) });
+    // The applied stream keeps the last event per key: the outcome of what the target now holds.
+    expect(published.map((p) => p.msgId)).toEqual(['src:dst:1:2:OUT_OF_LOG_BOUNDS', 'src:dst:1:1:APPLIED']);
+  });
+
+  it('hands back, without committing, a translation whose bounds cannot be read or whose partition is missing', async () => {
+    const { pipeline, cluster, problems, counters } = setup();
+    cluster.bounds.set(
+      'orders/0',
+      new OffsetSyncError('partition orders-0 does not exist on the cluster', {
+        code: ErrorCodes.PARTITION_MISSING,
+      }),
+    );
+    const missing = translated({ version: v(1, 1), targetOffset: 5 });
+    await pipeline.handleBatch([missing]);
+    expect(missing.settled).toBe('nak');
+    expect(cluster.commitCalls).toEqual([]);
+    expect(codes(problems)).toEqual(['PARTITION_MISSING']);
+
+    cluster.bounds.delete('orders/0');
+    cluster.failCalls = new OffsetSyncError('no broker', { code: ErrorCodes.KAFKA_UNREACHABLE });
+    const unreachable = translated({ version: v(1, 2), targetOffset: 5 });
+    await pipeline.handleBatch([unreachable]);
+    expect(unreachable.settled).toBe('nak');
+    expect(codes(problems)).toEqual(['KAFKA_UNREACHABLE']);
+
+    cluster.failCalls = undefined;
+    const fine = translated({ version: v(1, 3), targetOffset: 5 });
+    await pipeline.handleBatch([fine]);
+    expect(fine.settled).toBe('ack');
+    expect(problems.list()).toEqual([]);
+    expect(counters.snapshot()).toEqual({ retried: 2, applied: 1 });
+  });
+
   it('rejects without settling when the events cannot be published', async () => {
     const { pipeline } = setup({
       publish: () => Promise.reject(new OffsetSyncError('nats down', { code: ErrorCodes.NATS_UNREACHABLE })),
@@ -716,6 +892,7 @@ describe('CommitPipeline', () => {
     const cluster = new FakeCluster();
     const slowCluster: TargetCluster = {
       fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
+      partitionBounds: (partitions) => cluster.partitionBounds(partitions),
       commitOffsets: async (group, entries) => {
         if (releaseA === undefined) {
           await new Promise<void>((resolve) => {

@@ -1,7 +1,10 @@
 // What the committer does with one batch of translated events of one link (source -> target), step by
 // step (pipeline/):
-//   intake:        decode and check every message, settle those with nothing to commit, keep the newest
-//                  translation per key (the older ones are reported stale);
+//   intake:        decode and check every message, settle those with nothing to commit, terminate those
+//                  of another link or key than their subject's (refused);
+//   log bounds:    refuse target offsets outside the target partition's log (cached bounds, read again
+//                  once per batch for the offsets above the cached log end);
+//   coalesce:      keep the newest translation per key (the older ones are reported stale);
 //   group apply:   per consumer group, read the group's committed offsets on the target, decide and reserve
 //                  each key in KV (reservations: compare-and-set), commit every reserved partition of the
 //                  group in one OffsetCommit, restore the reservations whose commit failed;
@@ -17,15 +20,19 @@ import type { Logger } from '@offsetsync/runtime';
 import type { ActiveGroups } from './active-groups.js';
 import type { AppliedVersionsStore } from './applied-versions-store.js';
 import { mapWithConcurrency } from './concurrency.js';
+import { LogBoundsCache } from './log-bounds-cache.js';
 import type { OutcomeCounters } from './outcome-counters.js';
 import { GroupApply, type ApplicationCommitTime } from './pipeline/group-apply.js';
 import { coalesceBatch, Intake } from './pipeline/intake.js';
+import { LogBoundsCheck } from './pipeline/log-bounds-check.js';
 import { RecommitCheck } from './pipeline/recommit-check.js';
 import { Reports } from './pipeline/reports.js';
 import { Reservations } from './pipeline/reservations.js';
 import { TargetCalls } from './pipeline/target-calls.js';
 import type { InboundMessage, ProblemReporter, TargetCluster } from './pipeline/work-item.js';
+import { Refusals } from './refusals.js';
 import type { BackoffSettings } from './retry-backoff.js';
+import { byGroup } from './translation-coalescer.js';
 
 export type { InboundMessage, ProblemReporter, TargetCluster } from './pipeline/work-item.js';
 
@@ -63,6 +70,16 @@ export interface CommitPipelineOptions {
   beforeCommit?: (group: string) => Promise<void>;
   /** Keys whose last known KV record and revision are kept in memory (the CAS fast path). Default: `100000`. */
   versionCacheSize?: number;
+  /**
+   * The target partitions' log bounds, shared by the pipelines of one target. Default: a cache of this
+   * pipeline's own over `cluster`.
+   */
+  logBounds?: LogBoundsCache;
+  /**
+   * Where refused events are logged (rate-limited per kind) and filed, shared by the pipelines of one
+   * instance. Default: one of this pipeline's own over `logger` and `problems`.
+   */
+  refusals?: Refusals;
   clock?: () => number;
 }
 
@@ -76,6 +93,8 @@ const GROUP_CONCURRENCY = 64;
 export class CommitPipeline {
   private readonly clock: () => number;
   private readonly intake: Intake;
+  private readonly logBounds: LogBoundsCheck;
+  private readonly refusals: Refusals;
   private readonly groupApply: GroupApply;
   private readonly recommit: RecommitCheck;
   private readonly reports: Reports;
@@ -98,7 +117,25 @@ export class CommitPipeline {
       versionCacheSize: options.versionCacheSize ?? 100_000,
       problems,
     });
-    this.intake = new Intake({ names, link, tracer: options.tracer, logger, counters, problems, onHandled });
+    this.refusals = options.refusals ?? new Refusals({ logger, problems, clock: this.clock });
+    this.intake = new Intake({
+      names,
+      link,
+      tracer: options.tracer,
+      logger,
+      counters,
+      problems,
+      refusals: this.refusals,
+      onHandled,
+    });
+    this.logBounds = new LogBoundsCheck({
+      cache:
+        options.logBounds ?? new LogBoundsCache((partitions) => options.cluster.partitionBounds(partitions)),
+      refusals: this.refusals,
+      logger,
+      clock: this.clock,
+      problems,
+    });
     this.groupApply = new GroupApply({
       link,
       target,
@@ -124,25 +161,35 @@ export class CommitPipeline {
   /**
    * Handles a batch and settles every message: acknowledged once its OffsetApplied event is stored (or at
    * once when there is nothing to report), handed back with a delay after a transient failure, terminated
-   * when it cannot be read. A group's messages are settled as soon as its events are stored. Rejects when
-   * some events could not be published; the caller hands the unsettled messages back.
+   * when it cannot be read or is refused (another link or key than its subject's). A group's messages
+   * are settled as soon as its events are stored. Rejects when some events could not be published; the
+   * caller hands the unsettled messages back.
    */
   async handleBatch(messages: readonly InboundMessage[]): Promise<void> {
+    this.refusals.sweep();
     const items = this.intake.accept(messages);
     try {
-      const { newestByGroup, supersededByGroup } = coalesceBatch(items, this.clock());
+      // Before coalescing: an offset that is refused must not make an older, valid translation of its
+      // key stale in the same batch.
+      const inBounds = await this.logBounds.check(items);
+      const decidedEarly = byGroup(items.filter((item) => item.fate !== undefined));
+      const { newestByGroup, supersededByGroup } = coalesceBatch(inBounds, this.clock());
+      const groups = [...new Set([...newestByGroup.keys(), ...decidedEarly.keys()])];
       let publishError: { error: unknown } | undefined;
-      await mapWithConcurrency([...newestByGroup], GROUP_CONCURRENCY, async ([group, groupItems]) => {
-        const applied = await this.groupApply.apply(group, groupItems);
+      await mapWithConcurrency(groups, GROUP_CONCURRENCY, async (group) => {
+        const groupItems = newestByGroup.get(group) ?? [];
+        const applied = groupItems.length === 0 ? [] : await this.groupApply.apply(group, groupItems);
+        // Refused as out of bounds, or handed back because the bounds could not be read.
+        const early = decidedEarly.get(group) ?? [];
         const older = supersededByGroup.get(group) ?? [];
         try {
           // The check concerns newer versions than these events report; it need not hold them up.
           await Promise.all([
             applied.length === 0 ? undefined : this.recommit.run(group, applied),
             (async () => {
-              // The applied stream keeps the last event per key: the superseded ones go first, so the
-              // newest translation's outcome is what stays.
-              await this.reports.publish(older);
+              // The applied stream keeps the last event per key: the refused and the superseded ones go
+              // first, so the outcome of the newest translation that was tried is what stays.
+              await this.reports.publish([...early, ...older]);
               await this.reports.publish(groupItems);
             })(),
           ]);
@@ -150,7 +197,7 @@ export class CommitPipeline {
           publishError ??= { error };
           return;
         }
-        this.reports.settle([...older, ...groupItems]);
+        this.reports.settle([...early, ...older, ...groupItems]);
       });
       if (publishError !== undefined) throw publishError.error;
     } catch (error: unknown) {

@@ -31,6 +31,16 @@ describe('commit results', () => {
     expect(failureDetail(new OffsetSyncError('x', { code: ErrorCodes.TIMEOUT }))).toBe('TIMEOUT: x');
   });
 
+  it('retries a commit refused for a missing ACL or a failed login, never skips it as failed', () => {
+    for (const code of [ErrorCodes.NOT_AUTHORIZED, ErrorCodes.AUTH_FAILED]) {
+      const refused = new OffsetSyncError('commitOffsets failed: not authorized', {
+        code,
+        details: { resource: 'GROUP:app', missingAcl: 'ALLOW READ on GROUP:app' },
+      });
+      expect(classifyCommitError(refused)).toEqual({ kind: 'retry', error: refused });
+    }
+  });
+
   it('classifies the refusal Kafka 4.1 gives an admin commit to a live KIP-848 consumer-protocol group as active', () => {
     // What KafkaAdapter.commitOffsets answers for each partition then (test/integration/kafka-adapter.test.ts
     // checks it against the real broker with a console consumer, group.protocol=consumer).

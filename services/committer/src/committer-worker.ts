@@ -1,11 +1,14 @@
 // The committer worker: for each link whose target it serves, a durable pull consumer of translated
 // offsets whose batches go through the commit pipeline (commit-pipeline.ts); one Kafka adapter for the
-// target cluster, watched until it answers; the heartbeat's progress and problems.
+// target cluster, watched until it answers; the target partitions' log bounds and the refusals, shared
+// by the pipelines; the heartbeat's progress and problems.
 import { ConfigError, Progress } from '@offsetsync/contracts';
 import {
   BatchConsumer,
   JetStreamPublisher,
+  committerConsumerSpec,
   provisionDurableConsumer,
+  verifyDurableConsumer,
   publishAll,
 } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
@@ -21,21 +24,16 @@ import { ActiveGroups } from './active-groups.js';
 import { AppliedVersionsBucket } from './applied-versions-bucket.js';
 import { KvAppliedVersionsStore } from './applied-versions-store.js';
 import { CommitPipeline } from './commit-pipeline.js';
+import { LogBoundsCache } from './log-bounds-cache.js';
 import { OutcomeCounters } from './outcome-counters.js';
+import { Refusals } from './refusals.js';
 import { retryDelayMs } from './retry-backoff.js';
 import { targetCommitTime } from './target-commit-time.js';
 
-/** Events handed out and not yet settled, across all instances sharing a link's durable consumer. */
-const MAX_ACK_PENDING = 10_000;
 /** Batches handled at once (never two with the same key). */
 const BATCH_CONCURRENCY = 4;
 /** OffsetApplied events in flight at once while publishing a batch's events. */
 const PUBLISH_CONCURRENCY = 256;
-
-/** Name of the durable consumer the committers of one link share. */
-function durableName(source: string, target: string): string {
-  return `committer-${source}-${target}`;
-}
 
 /** The committer's worker: intake from JetStream, lifecycle and heartbeat state around the pipelines. */
 export class CommitterWorker implements ServiceWorker {
@@ -47,6 +45,8 @@ export class CommitterWorker implements ServiceWorker {
   private readonly pipelines: CommitPipeline[] = [];
   private readonly consumers: BatchConsumer[] = [];
   private readonly problems = new ProblemBoard();
+  private readonly logBounds: LogBoundsCache;
+  private readonly refusals: Refusals;
   private connectionWatch: Promise<void> | undefined;
   private publisher: JetStreamPublisher | undefined;
   private stopping = false;
@@ -72,6 +72,9 @@ export class CommitterWorker implements ServiceWorker {
       groupConnections: settings.groupConnections,
     });
     this.counters = new OutcomeCounters(context.telemetry.meter);
+    // One target cluster for every link: its partitions' bounds are the same whichever source they serve.
+    this.logBounds = new LogBoundsCache((partitions) => this.adapter.partitionBounds(partitions));
+    this.refusals = new Refusals({ logger: context.logger, problems: this.problems, clock: Date.now });
     this.activeGroups = new ActiveGroups(settings.activeGroupRetryMs);
     this.sources = [
       ...new Set(context.config.links.filter((l) => l.target === settings.target).map((l) => l.source)),
@@ -106,6 +109,7 @@ export class CommitterWorker implements ServiceWorker {
       js,
       jsm,
       logger,
+      mode: config.nats.provisioning,
     });
     await bucket.provision();
     const publisher = new JetStreamPublisher(nats);
@@ -117,15 +121,19 @@ export class CommitterWorker implements ServiceWorker {
     const target = this.settings.target;
     const stream = names.stream('translated');
     for (const source of this.sources) {
-      const durable = durableName(source, target);
-      const action = await provisionDurableConsumer(jsm, {
-        stream,
-        durable,
-        filterSubject: names.translatedFilter(source, target),
-        ackWaitMs: this.settings.ackWaitMs,
-        maxAckPending: MAX_ACK_PENDING,
-      });
-      logger.info({ durable, stream, action }, 'durable consumer provisioned');
+      const spec = committerConsumerSpec(names, source, target, this.settings.ackWaitMs);
+      const durable = spec.durable;
+      const action =
+        config.nats.provisioning === 'create'
+          ? await provisionDurableConsumer(jsm, spec)
+          : await verifyDurableConsumer(jsm, spec);
+      if (action === 'differs') {
+        logger.warn(
+          { durable },
+          'durable consumer settings differ; run `offsetsync provision` to correct them',
+        );
+      }
+      logger.info({ durable, stream, action }, 'durable consumer ready');
       const pipeline = new CommitPipeline({
         names,
         source,
@@ -139,6 +147,8 @@ export class CommitterWorker implements ServiceWorker {
         tracer: telemetry.tracer,
         logger: logger.child({ source, target }),
         problems: this.problems,
+        logBounds: this.logBounds,
+        refusals: this.refusals,
         applicationCommitTime: (group, topic, partition, offset) =>
           targetCommitTime(jsm, names, target, { group, topic, partition }, offset),
       });

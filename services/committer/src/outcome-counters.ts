@@ -10,12 +10,18 @@ export type CommitterOutcome =
   | 'skipped_active_on_target'
   | 'skipped_target_ahead'
   | 'skipped_commit_failed'
+  /** The target offset lies outside the target partition's log; never committed (SKIP_REASON_OUT_OF_LOG_BOUNDS). */
+  | 'skipped_out_of_log_bounds'
   | 'not_translated_pending'
   | 'not_translated_refused'
   /** Handed back to JetStream to be tried again after a transient failure. */
   | 'retried'
-  /** Not a decodable OffsetTranslated for this committer's link; terminated. */
-  | 'malformed';
+  /** Not a decodable OffsetTranslated; terminated. */
+  | 'malformed'
+  /** A translation whose body names another link than its subject and consumer; terminated, not reported. */
+  | 'refused_foreign_link'
+  /** A translation whose body names another key than its subject; terminated, not reported. */
+  | 'refused_subject_mismatch';
 
 /**
  * When an application's own commit on the target was seen around offsetsync's commit of the same

@@ -223,6 +223,11 @@ export function derivePartition(
           PartitionSyncState.PARTITION_SYNC_STATE_REFUSED,
           `the target refused the commit${decision.detail ? `: ${decision.detail}` : ''}`,
         );
+      case SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS:
+        return status(
+          PartitionSyncState.PARTITION_SYNC_STATE_REFUSED,
+          `the committer refused an offset outside the target's log${decision.detail ? `: ${decision.detail}` : ''}`,
+        );
       default:
         // NOT_TRANSLATED: the translation decides below.
         break;

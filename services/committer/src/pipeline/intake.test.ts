@@ -1,4 +1,5 @@
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import fc from 'fast-check';
 import { metrics } from '@opentelemetry/api';
 import { headers } from 'nats';
 import pino from 'pino';
@@ -13,10 +14,22 @@ import {
 } from '@offsetsync/contracts';
 import { ProblemBoard } from '@offsetsync/runtime';
 import { OutcomeCounters } from '../outcome-counters.js';
-import { coalesceBatch, Intake, readTranslation, translationOutcomeName } from './intake.js';
+import { Refusals } from '../refusals.js';
+import {
+  coalesceBatch,
+  foreignLinkRefusal,
+  Intake,
+  readTranslation as readOnSubject,
+  subjectDisagreement,
+  subjectRefusal,
+  translationOutcomeName,
+} from './intake.js';
 import type { InboundMessage, WorkItem } from './work-item.js';
 
 const link = { source: 'src', target: 'dst' };
+const names = new Names('t');
+/** The subject a translator of the link publishes the test's default key on. */
+const SUBJECT = names.translated('src', 'dst', { group: 'g', topic: 'orders', partition: 0 });
 const v = (offsetsPartition: number, offsetsOffset: number): Version => ({ offsetsPartition, offsetsOffset });
 
 function translatedBytes(partial: Partial<OffsetTranslated> = {}): Uint8Array {
@@ -35,11 +48,12 @@ function translatedBytes(partial: Partial<OffsetTranslated> = {}): Uint8Array {
   ).finish();
 }
 
-function message(data: Uint8Array, type: string | undefined = 'OffsetTranslated') {
+function message(data: Uint8Array, type: string | undefined = 'OffsetTranslated', subject = SUBJECT) {
   const hdrs = headers();
   if (type !== undefined) hdrs.set('Offsetsync-Event', type);
   const settled: string[] = [];
   const inbound: InboundMessage = {
+    subject,
     data,
     headers: hdrs,
     info: { redeliveryCount: 1 },
@@ -49,6 +63,9 @@ function message(data: Uint8Array, type: string | undefined = 'OffsetTranslated'
   };
   return { inbound, settled };
 }
+
+/** readTranslation for the test's link and names. */
+const readTranslation = (inbound: InboundMessage, l: typeof link) => readOnSubject(inbound, l, names);
 
 describe('readTranslation', () => {
   it('takes a translation with a target offset to commit, and one without a type header as OffsetTranslated', () => {
@@ -94,10 +111,6 @@ describe('readTranslation', () => {
       kind: 'malformed',
       error: { code: ErrorCodes.UNKNOWN_RECORD },
     });
-    expect(read(translatedBytes({ targetCluster: 'elsewhere' }))).toMatchObject({
-      kind: 'malformed',
-      error: { code: ErrorCodes.DECODE_ERROR, message: 'link src -> elsewhere is not src -> dst' },
-    });
     expect(read(translatedBytes({ targetOffset: -1 }))).toMatchObject({
       error: { message: 'target offset -1' },
     });
@@ -111,6 +124,84 @@ describe('readTranslation', () => {
       },
     });
     expect(translationOutcomeName(42 as TranslationOutcome)).toBe('unrecognized (42)');
+  });
+
+  it("refuses a translation whose body names another link than the subject's, whatever else is wrong with it", () => {
+    for (const body of [
+      { targetCluster: 'elsewhere' },
+      { sourceCluster: 'other' },
+      { targetCluster: 'elsewhere', partition: -1, version: undefined },
+    ]) {
+      expect(readTranslation(message(translatedBytes(body)).inbound, link)).toMatchObject({
+        kind: 'refused',
+        refusal: 'foreign_link',
+        error: { code: ErrorCodes.EVENT_REFUSED },
+        disagreement: {
+          subject: SUBJECT,
+          bodyLink: `${body.sourceCluster ?? 'src'} -> ${body.targetCluster ?? 'dst'}`,
+          servedLink: 'src -> dst',
+        },
+      });
+    }
+  });
+
+  it("refuses a translation of the link whose body names another key than its subject's", () => {
+    const onOtherKey = names.translated('src', 'dst', { group: 'other', topic: 'orders', partition: 3 });
+    expect(
+      readTranslation(message(translatedBytes(), 'OffsetTranslated', onOtherKey).inbound, link),
+    ).toMatchObject({
+      kind: 'refused',
+      refusal: 'subject_mismatch',
+      error: { code: ErrorCodes.EVENT_REFUSED },
+      disagreement: { subject: onOtherKey, expectedSubject: SUBJECT, differs: ['group', 'partition'] },
+    });
+    // A malformed body stays malformed: its subject cannot even be derived.
+    expect(
+      readTranslation(
+        message(translatedBytes({ partition: -1 }), 'OffsetTranslated', onOtherKey).inbound,
+        link,
+      ),
+    ).toMatchObject({ kind: 'malformed' });
+  });
+});
+
+describe('subject checks', () => {
+  const key = fc.record({
+    group: fc.string({ maxLength: 12 }),
+    topic: fc.string({ minLength: 1, maxLength: 12 }),
+    partition: fc.nat(1000),
+  });
+  const body = (k: { group: string; topic: string; partition: number }) =>
+    OffsetTranslated.fromPartial({ sourceCluster: 'src', targetCluster: 'dst', ...k, version: v(0, 1) });
+
+  it('accepts every key on its own subject, and refuses it on the subject of any other key', () => {
+    fc.assert(
+      fc.property(key, key, (a, b) => {
+        expect(subjectRefusal(body(a), names.translated('src', 'dst', a), link, names)).toBeUndefined();
+        const same = a.group === b.group && a.topic === b.topic && a.partition === b.partition;
+        const refusal = subjectRefusal(body(a), names.translated('src', 'dst', b), link, names);
+        expect(refusal === undefined).toBe(same);
+        if (!same) expect(refusal?.disagreement.differs).not.toEqual([]);
+      }),
+    );
+  });
+
+  it('names the subject tokens that differ, and a different layout as such', () => {
+    expect(subjectDisagreement('p.translated.a.b.g.t.0', 'p.translated.a.c.g.t.1')).toEqual([
+      'target',
+      'partition',
+    ]);
+    expect(subjectDisagreement('p.translated.a.b.g', 'p.translated.a.b.g.t.0')).toEqual(['layout']);
+  });
+
+  it('refuses a body of another link only', () => {
+    expect(foreignLinkRefusal(body({ group: 'g', topic: 't', partition: 0 }), SUBJECT, link)).toBeUndefined();
+    expect(
+      foreignLinkRefusal(body({ group: 'g', topic: 't', partition: 0 }), SUBJECT, {
+        source: 'src',
+        target: 'x',
+      }),
+    ).toMatchObject({ refusal: 'foreign_link' });
   });
 });
 
@@ -126,6 +217,7 @@ describe('Intake', () => {
       logger: pino({ level: 'silent' }),
       counters,
       problems,
+      refusals: new Refusals({ logger: pino({ level: 'silent' }), problems, clock: () => 1 }),
       onHandled: (version) => handled.push(version),
     });
     return { step, problems, counters, handled };
@@ -154,6 +246,31 @@ describe('Intake', () => {
 
     step.accept([message(translatedBytes()).inbound]);
     expect(problems.list()).toEqual([]);
+  });
+});
+
+describe('Intake refusals', () => {
+  it('terminates and counts a refused translation without taking its version as progress or clearing unusable ones', () => {
+    const problems = new ProblemBoard(() => 1);
+    const counters = new OutcomeCounters(metrics.getMeter('test'));
+    const handled: (Version | undefined)[] = [];
+    const step = new Intake({
+      names,
+      link,
+      tracer: new BasicTracerProvider().getTracer('test'),
+      logger: pino({ level: 'silent' }),
+      counters,
+      problems,
+      refusals: new Refusals({ logger: pino({ level: 'silent' }), problems, clock: () => 1 }),
+      onHandled: (version) => handled.push(version),
+    });
+    step.accept([message(new Uint8Array([0xff, 0xff])).inbound]);
+    const foreign = message(translatedBytes({ sourceCluster: 'other', version: v(9, 9) }));
+    expect(step.accept([foreign.inbound])).toEqual([]);
+    expect(foreign.settled).toEqual(['term']);
+    expect(handled).toEqual([]);
+    expect(counters.snapshot()).toEqual({ malformed: 1, refused_foreign_link: 1 });
+    expect(problems.list().map((p) => p.code)).toEqual([ErrorCodes.DECODE_ERROR, ErrorCodes.EVENT_REFUSED]);
   });
 });
 

@@ -2,6 +2,13 @@
 // checked; one with nothing to commit is settled at once (not translated: acknowledged; unusable:
 // terminated, since redelivering it would never help), and of the rest only the newest translation per
 // key goes on, the older ones being reported as stale.
+//
+// A translation is refused (terminated, counted, logged and filed as a problem, never committed) when its
+// body names another link than the pipeline's, or another key than its subject: the durable consumer's
+// filter only vouches for the subject, and whoever may publish on a link's subjects must not be able to
+// move another link's groups, nor another key's group through a key's subject. No OffsetApplied event is
+// published for it: the subject it would go on belongs to a link (or key) the event has no say over,
+// and the committer's NATS user may publish only on its own links' subjects.
 import { SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import {
   decodeEvent,
@@ -17,6 +24,7 @@ import {
 } from '@offsetsync/contracts';
 import type { Logger } from '@offsetsync/runtime';
 import type { CommitterOutcome, OutcomeCounters } from '../outcome-counters.js';
+import type { RefusalKind, Refusals } from '../refusals.js';
 import { byGroup, coalesceByKey } from '../translation-coalescer.js';
 import {
   PipelineAreas,
@@ -38,8 +46,21 @@ export type ReadTranslation =
       trace: Context;
       outcome: Extract<CommitterOutcome, 'not_translated_pending' | 'not_translated_refused'>;
     }
-  /** Not a usable OffsetTranslated of this link; `translation` when it decoded but failed the check. */
-  | { kind: 'malformed'; error: OffsetSyncError; trace: Context; translation?: OffsetTranslated };
+  /** Not a usable OffsetTranslated; `translation` when it decoded but failed the check. */
+  | { kind: 'malformed'; error: OffsetSyncError; trace: Context; translation?: OffsetTranslated }
+  /**
+   * A readable OffsetTranslated the pipeline must not apply: its body names another link than the
+   * pipeline's (`foreign_link`) or another key than its subject (`subject_mismatch`). `disagreement`
+   * says what differs, for the log.
+   */
+  | {
+      kind: 'refused';
+      refusal: Extract<RefusalKind, 'foreign_link' | 'subject_mismatch'>;
+      error: OffsetSyncError;
+      trace: Context;
+      translation: OffsetTranslated;
+      disagreement: Record<string, unknown>;
+    };
 
 /** The name of a translation outcome for logs and details, never its number. */
 export function translationOutcomeName(outcome: TranslationOutcome): string {
@@ -47,15 +68,12 @@ export function translationOutcomeName(outcome: TranslationOutcome): string {
 }
 
 /**
- * Why a decoded translation cannot be handled by the committer of `link`, as a typed error
- * (DECODE_ERROR; UNKNOWN_RECORD for an outcome this build does not know); undefined when it can. Pure.
+ * Why a decoded translation cannot be handled by a committer, as a typed error (DECODE_ERROR;
+ * UNKNOWN_RECORD for an outcome this build does not know); undefined when it can. Pure.
  */
-function translationProblem(t: OffsetTranslated, link: Link): OffsetSyncError | undefined {
+function translationProblem(t: OffsetTranslated): OffsetSyncError | undefined {
   const problem = (message: string, code: 'DECODE_ERROR' | 'UNKNOWN_RECORD' = ErrorCodes.DECODE_ERROR) =>
     new OffsetSyncError(message, { code });
-  if (t.sourceCluster !== link.source || t.targetCluster !== link.target) {
-    return problem(`link ${t.sourceCluster} -> ${t.targetCluster} is not ${link.source} -> ${link.target}`);
-  }
   if (t.version === undefined) return problem('no version');
   if (t.topic === '' || !Number.isInteger(t.partition) || t.partition < 0)
     return problem('no topic partition');
@@ -71,11 +89,78 @@ function translationProblem(t: OffsetTranslated, link: Link): OffsetSyncError | 
   }
 }
 
+/** The parts of a translated subject, in the order Names lays them out. */
+const SUBJECT_PARTS = ['prefix', 'stream', 'source', 'target', 'group', 'topic', 'partition'] as const;
+
 /**
- * Reads one message of the translated stream. A message without a type header is taken as an
- * OffsetTranslated (what translators wrote before the header existed). Pure.
+ * The parts of `subject` that differ from `expected` (both translated subjects; tokens never hold a
+ * dot), or `layout` when they do not have the same number of tokens. Pure.
  */
-export function readTranslation(message: ReceivedMessage, link: Link): ReadTranslation {
+export function subjectDisagreement(subject: string, expected: string): string[] {
+  const got = subject.split('.');
+  const want = expected.split('.');
+  if (got.length !== want.length) return ['layout'];
+  return want.flatMap((token, i) => (got[i] === token ? [] : [SUBJECT_PARTS[i] ?? `token ${i}`]));
+}
+
+/** Why a readable translation is refused, and what disagreed (see ReadTranslation). */
+export type Refusal = Omit<Extract<ReadTranslation, { kind: 'refused' }>, 'kind' | 'trace' | 'translation'>;
+
+/**
+ * The refusal of a translation that arrived on `subject` (a subject of `link`, which the consumer's filter
+ * vouches for) and whose body names another link; undefined when the body names `link`. Pure.
+ */
+export function foreignLinkRefusal(t: OffsetTranslated, subject: string, link: Link): Refusal | undefined {
+  if (t.sourceCluster === link.source && t.targetCluster === link.target) return undefined;
+  const disagreement = {
+    subject,
+    bodyLink: `${t.sourceCluster} -> ${t.targetCluster}`,
+    servedLink: `${link.source} -> ${link.target}`,
+  };
+  return {
+    refusal: 'foreign_link',
+    error: new OffsetSyncError(
+      `refused a translated event on ${subject}: its body names link ${disagreement.bodyLink}, the subject's link is ${disagreement.servedLink}`,
+      { code: ErrorCodes.EVENT_REFUSED, details: { ...disagreement, resource: `SUBJECT:${subject}` } },
+    ),
+    disagreement,
+  };
+}
+
+/**
+ * The refusal of a translation of `link` (with a valid topic partition) that arrived on `subject` when
+ * that is not the subject of the key its body names, as Names encodes it; undefined when it is. Pure.
+ */
+export function subjectRefusal(
+  t: OffsetTranslated,
+  subject: string,
+  link: Link,
+  names: Names,
+): Refusal | undefined {
+  const expectedSubject = names.translated(link.source, link.target, t);
+  if (expectedSubject === subject) return undefined;
+  const differs = subjectDisagreement(subject, expectedSubject);
+  const disagreement = { subject, expectedSubject, differs };
+  return {
+    refusal: 'subject_mismatch',
+    error: new OffsetSyncError(
+      `refused a translated event on ${subject}: its body names group ${t.group} ${t.topic}-${t.partition}, whose subject is ${expectedSubject} (${differs.join(', ')} differ)`,
+      { code: ErrorCodes.EVENT_REFUSED, details: { ...disagreement, resource: `SUBJECT:${subject}` } },
+    ),
+    disagreement,
+  };
+}
+
+/**
+ * Reads one message of the translated stream that arrived on `subject` for the pipeline of `link`. A
+ * message without a type header is taken as an OffsetTranslated (what translators wrote before the
+ * header existed). Pure.
+ */
+export function readTranslation(
+  message: ReceivedMessage & { readonly subject: string },
+  link: Link,
+  names: Names,
+): ReadTranslation {
   const decoded = decodeEvent(message, { accept: ['OffsetTranslated'], typeWhenMissing: 'OffsetTranslated' });
   if (!decoded.ok) {
     return {
@@ -89,8 +174,13 @@ export function readTranslation(message: ReceivedMessage, link: Link): ReadTrans
     };
   }
   const translation = decoded.event;
-  const error = translationProblem(translation, link);
+  // The link first: an event of another link is refused whatever else is wrong with it.
+  const foreign = foreignLinkRefusal(translation, message.subject, link);
+  if (foreign !== undefined) return { kind: 'refused', ...foreign, trace: decoded.trace, translation };
+  const error = translationProblem(translation);
   if (error !== undefined) return { kind: 'malformed', error, trace: decoded.trace, translation };
+  const misplaced = subjectRefusal(translation, message.subject, link, names);
+  if (misplaced !== undefined) return { kind: 'refused', ...misplaced, trace: decoded.trace, translation };
   switch (translation.outcome) {
     case TranslationOutcome.TRANSLATION_OUTCOME_PENDING:
       return { kind: 'not-translated', translation, trace: decoded.trace, outcome: 'not_translated_pending' };
@@ -134,6 +224,8 @@ export interface IntakeOptions {
   logger: Logger;
   counters: OutcomeCounters;
   problems?: ProblemReporter | undefined;
+  /** Where refused translations are logged and filed. */
+  refusals: Refusals;
   /** Told of every translation settled here, with its version when it has one. */
   onHandled: (version: Version | undefined) => void;
 }
@@ -152,12 +244,16 @@ export class Intake {
     let unusable: OffsetSyncError | undefined;
     let readable = false;
     for (const message of messages) {
-      const read = readTranslation(message, this.options.link);
+      const read = readTranslation(message, this.options.link, this.options.names);
       const span = this.startSpan(read);
       switch (read.kind) {
         case 'malformed':
           unusable = read.error;
           this.finishEarly(span, message, 'malformed', read.error);
+          break;
+        case 'refused':
+          // Neither readable nor unusable: it leaves the `read translations` problem as it is.
+          this.refuse(span, message, read);
           break;
         case 'not-translated':
           readable = true;
@@ -208,6 +304,35 @@ export class Intake {
     return span;
   }
 
+  /**
+   * Terminates a refused translation (never redelivered: it would be refused again), counts it, and
+   * logs and files it through the refusals. Its version is not the pipeline's progress.
+   */
+  private refuse(
+    span: Span,
+    message: InboundMessage,
+    read: Extract<ReadTranslation, { kind: 'refused' }>,
+  ): void {
+    const outcome: CommitterOutcome =
+      read.refusal === 'foreign_link' ? 'refused_foreign_link' : 'refused_subject_mismatch';
+    span.setAttribute('offsetsync.outcome', outcome);
+    span.setStatus({ code: SpanStatusCode.ERROR, message: read.error.message });
+    // No reason: nats-server 2.9 takes only a bare +TERM; one with a reason (2.10+) is ignored, and the
+    // message would be redelivered after every ack wait. The log and the span carry the reason.
+    message.term();
+    span.end();
+    this.options.counters.add(outcome);
+    const t = read.translation;
+    this.options.refusals.refused(read.refusal, read.error, {
+      ...read.disagreement,
+      group: t.group,
+      topic: t.topic,
+      partition: t.partition,
+      version: formatVersion(t.version),
+      targetOffset: t.targetOffset,
+    });
+  }
+
   private finishEarly(
     span: Span,
     message: InboundMessage,
@@ -224,7 +349,8 @@ export class Intake {
         'terminating an unusable translated event',
       );
       span.setStatus({ code: SpanStatusCode.ERROR, message: problem.message });
-      message.term(problem.message);
+      // Without a reason, which nats-server 2.9 would ignore (see refuse).
+      message.term();
     }
     span.end();
     this.options.counters.add(outcome);

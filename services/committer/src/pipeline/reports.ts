@@ -24,6 +24,7 @@ const SKIP_REASONS: Record<Exclude<AppliedOutcomeName, 'APPLIED'>, SkipReason> =
   ACTIVE_ON_TARGET: SkipReason.SKIP_REASON_ACTIVE_ON_TARGET,
   TARGET_AHEAD: SkipReason.SKIP_REASON_TARGET_AHEAD,
   COMMIT_FAILED: SkipReason.SKIP_REASON_COMMIT_FAILED,
+  OUT_OF_LOG_BOUNDS: SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS,
 };
 
 /** The OffsetApplied event reporting what became of `translation`. Pure. */

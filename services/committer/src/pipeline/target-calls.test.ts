@@ -48,6 +48,7 @@ describe('TargetCalls', () => {
     let fail: { fetch?: Error; commit?: Error; answer?: OffsetSyncError } = {};
     const cluster: TargetCluster = {
       fetchCommittedOffsets: () => (fail.fetch ? Promise.reject(fail.fetch) : Promise.resolve([])),
+      partitionBounds: () => Promise.resolve([]),
       commitOffsets: () =>
         fail.commit ? Promise.reject(fail.commit) : Promise.resolve([answer(fail.answer)]),
     };

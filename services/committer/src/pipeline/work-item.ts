@@ -4,12 +4,20 @@
 import type { Span } from '@opentelemetry/api';
 import type { MsgHdrs } from 'nats';
 import type { OffsetSyncError, OffsetTranslated, Version } from '@offsetsync/contracts';
-import type { CommitAnswer, CommitEntry, CommittedOffset } from '@offsetsync/kafka';
+import type {
+  CommitAnswer,
+  CommitEntry,
+  CommittedOffset,
+  PartitionBounds,
+  TopicPartition,
+} from '@offsetsync/kafka';
 import type { ProblemBoard } from '@offsetsync/runtime';
 import type { CommitterOutcome } from '../outcome-counters.js';
 
 /** The parts of a JetStream message the pipeline uses (JsMsg has them). */
 export interface InboundMessage {
+  /** The subject it was published on; the committer checks it against the body. */
+  readonly subject: string;
   readonly data: Uint8Array;
   readonly headers: MsgHdrs | undefined;
   readonly info: { readonly redeliveryCount: number };
@@ -18,10 +26,12 @@ export interface InboundMessage {
   term(reason?: string): void;
 }
 
-/** The target cluster's group offsets (KafkaAdapter has these). */
+/** The target cluster's group offsets and log bounds (KafkaAdapter has these). */
 export interface TargetCluster {
   fetchCommittedOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]>;
   commitOffsets(groupId: string, entries: readonly CommitEntry[]): Promise<CommitAnswer[]>;
+  /** Log start offset and high watermark per partition, in request order (one ListOffsets pair per broker). */
+  partitionBounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>>;
 }
 
 /** KV operations (and the lookups that go with them) in flight at once within one group. */
@@ -38,10 +48,12 @@ export type ProblemReporter = Pick<ProblemBoard, 'fail' | 'recover'>;
 
 /** The heartbeat areas of the pipeline's steps: a problem of one is cleared when that area works again. */
 export const PipelineAreas = {
-  /** Translated events that cannot be read or are not for this link (DECODE_ERROR, UNKNOWN_RECORD). */
+  /** Translated events that cannot be read (DECODE_ERROR, UNKNOWN_RECORD); refused ones: see RefusalAreas. */
   readTranslations: 'read translations',
   /** OffsetFetch of the groups' committed offsets on the target. */
   readTargetOffsets: 'read target offsets',
+  /** ListOffsets of the target partitions' log bounds, for offsets above the cached log end. */
+  readLogBounds: 'read target log bounds',
   /** OffsetCommit on the target (a group with live members is not a failure). */
   commitOnTarget: 'commit on target',
   /** The applied-versions KV bucket, compare-and-set contention included. */
@@ -50,7 +62,7 @@ export const PipelineAreas = {
 
 /** What happened to one translation: applied, or the reason it was skipped. */
 export type AppliedOutcomeName =
-  'APPLIED' | 'STALE_VERSION' | 'ACTIVE_ON_TARGET' | 'TARGET_AHEAD' | 'COMMIT_FAILED';
+  'APPLIED' | 'STALE_VERSION' | 'ACTIVE_ON_TARGET' | 'TARGET_AHEAD' | 'COMMIT_FAILED' | 'OUT_OF_LOG_BOUNDS';
 
 /** What an OffsetApplied event reports about one translation. */
 export interface AppliedReport {
@@ -86,6 +98,7 @@ const COUNTED: Record<AppliedOutcomeName, CommitterOutcome> = {
   ACTIVE_ON_TARGET: 'skipped_active_on_target',
   TARGET_AHEAD: 'skipped_target_ahead',
   COMMIT_FAILED: 'skipped_commit_failed',
+  OUT_OF_LOG_BOUNDS: 'skipped_out_of_log_bounds',
 };
 
 /** The fate of a translation reported as `outcome`, counted under that outcome. */

@@ -1,8 +1,17 @@
 // `npm run infra -- up|down|status`: the test bed from the command line.
 import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { defaultSecureOptions } from './default-secure-options.js';
 import { ensureKafkaDistribution } from './kafka-dist.js';
 import { isAlive } from './processes.js';
-import { readTestbedFile, startTestbed, stopTestbed, testbedStateFile, writeTestbedFile } from './testbed.js';
+import {
+  readTestbedFile,
+  startTestbed,
+  stopTestbed,
+  testbedStateFile,
+  writeTestbedFile,
+  type TestbedInfo,
+} from './testbed.js';
 
 const USAGE = `usage: npm run infra -- <command>
 
@@ -10,10 +19,13 @@ const USAGE = `usage: npm run infra -- <command>
           downloaded when they are there)
   up      start a source and a target Kafka cluster and a JetStream server on free loopback ports,
           print their addresses and write them to ${testbedStateFile()}
+          --secure: Kafka only over SASL_SSL (SCRAM-SHA-512, ACLs enforced), NATS only over TLS with
+          user logins, certificates from a CA made for the bed; users, passwords and password files
+          are in the state file
   down    stop every process 'up' started and remove its data
   status  print the state file and whether each process still runs`;
 
-async function main(command: string | undefined): Promise<number> {
+async function main(command: string | undefined, flags: readonly string[]): Promise<number> {
   const stateFile = testbedStateFile();
   switch (command) {
     case 'fetch': {
@@ -29,11 +41,20 @@ async function main(command: string | undefined): Promise<number> {
         console.error(`a test bed is already up (${stateFile}); run 'npm run infra -- down' first`);
         return 1;
       }
-      const info = await startTestbed({ log: (line) => console.error(line) });
+      const unknown = flags.filter((flag) => flag !== '--secure');
+      if (unknown.length > 0) {
+        console.error(`unknown option ${unknown.join(' ')}\n\n${USAGE}`);
+        return 2;
+      }
+      const info = await startTestbed({
+        log: (line) => console.error(line),
+        ...(flags.includes('--secure') ? { secure: defaultSecureOptions() } : {}),
+      });
       await writeTestbedFile(stateFile, info);
       console.log(`source   ${info.source.bootstrapServers}   (cluster id ${info.source.clusterId})`);
       console.log(`target   ${info.target.bootstrapServers}   (cluster id ${info.target.clusterId})`);
       console.log(`nats     ${info.nats.url}`);
+      printSecurity(info);
       console.log(`ready in ${info.readyMs} ms; state in ${stateFile}`);
       return 0;
     }
@@ -63,6 +84,7 @@ async function main(command: string | undefined): Promise<number> {
           `${name.padEnd(8)} ${address.padEnd(24)} pid ${pid} ${isAlive(pid) ? 'running' : 'NOT RUNNING'}`,
         );
       }
+      printSecurity(info);
       return 0;
     }
     default:
@@ -71,7 +93,18 @@ async function main(command: string | undefined): Promise<number> {
   }
 }
 
-main(process.argv[2]).then(
+/** Where the secured bed's CA and logins are; the passwords themselves stay in the files. */
+function printSecurity(info: TestbedInfo): void {
+  const { security } = info;
+  if (security === undefined) return;
+  console.log(`secured: Kafka SASL_SSL (SCRAM-SHA-512, ACLs), NATS TLS with users; CA ${security.caFile}`);
+  console.log(`  kafka users (password files): ${Object.keys(security.kafkaPasswordFiles).join(', ')}`);
+  console.log(`  nats users (password files):  ${Object.keys(security.natsPasswordFiles).join(', ')}`);
+  const secrets = Object.values(security.kafkaPasswordFiles)[0];
+  if (secrets !== undefined) console.log(`  password files in ${dirname(secrets)}`);
+}
+
+main(process.argv[2], process.argv.slice(3)).then(
   (code) => process.exit(code),
   (error: unknown) => {
     console.error(error instanceof Error ? (error.stack ?? error.message) : error);

@@ -3,10 +3,11 @@
 // kafkajs: KIP-848 consumer groups, admin deletions, compression codecs kafkajs lacks.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureKafkaDistribution } from './kafka-dist.js';
+import type { KafkaClientCredentials } from './testbed.js';
 
 /** Main classes of the tools in `kafka-tools-<version>.jar`. */
 const KafkaToolMainClass = {
@@ -14,6 +15,15 @@ const KafkaToolMainClass = {
   consoleConsumer: 'org.apache.kafka.tools.consumer.ConsoleConsumer',
   consoleProducer: 'org.apache.kafka.tools.ConsoleProducer',
 } as const;
+
+type KafkaTool = keyof typeof KafkaToolMainClass;
+
+/** The flag each tool reads a client properties file from (Kafka 4.1 names them differently). */
+const ClientConfigFlag: Record<KafkaTool, string> = {
+  consumerGroups: '--command-config',
+  consoleConsumer: '--consumer.config',
+  consoleProducer: '--producer.config',
+};
 
 /** What a finished tool run left behind. */
 export interface KafkaToolResult {
@@ -43,6 +53,8 @@ export interface RunKafkaToolOptions {
   signal?: AbortSignal;
   /** Called with each chunk the tool writes to stdout, as it arrives. */
   onStdout?: (chunk: string) => void;
+  /** Log in over SASL_SSL (SCRAM-SHA-512), as the secured test bed requires. Default: plaintext. */
+  security?: KafkaClientCredentials;
 }
 
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -82,14 +94,47 @@ function quietLog4jConfig(): Promise<string> {
   return quietLog4jFile;
 }
 
+/** Java client properties of a SASL_SSL SCRAM-SHA-512 login that trusts the bed's CA (a PEM file). */
+function clientSecurityProperties(credentials: KafkaClientCredentials): string {
+  // A JAAS string value takes \\ and \" escapes; the properties file then needs every backslash doubled.
+  const jaasString = (value: string) => `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+  const jaas = `org.apache.kafka.common.security.scram.ScramLoginModule required username=${jaasString(credentials.username)} password=${jaasString(credentials.password)};`;
+  const property = (value: string) => value.replaceAll('\\', '\\\\');
+  return [
+    'security.protocol=SASL_SSL',
+    'sasl.mechanism=SCRAM-SHA-512',
+    `sasl.jaas.config=${property(jaas)}`,
+    'ssl.truststore.type=PEM',
+    `ssl.truststore.location=${property(credentials.caFile)}`,
+    '',
+  ].join('\n');
+}
+
 /**
  * Runs `java -cp <libDir>/* <mainClass> ...args` and resolves with its output once it exits, whatever
- * the exit code; a run that outlives `timeoutMs` is killed and reported with `timedOut`.
+ * the exit code; a run that outlives `timeoutMs` is killed and reported with `timedOut`. With `security`
+ * the login goes in a properties file of the run's own (it holds the password), removed afterwards.
  */
 async function runKafkaTool(
+  tool: KafkaTool,
+  toolArgs: readonly string[],
+  options: RunKafkaToolOptions = {},
+): Promise<KafkaToolResult> {
+  if (options.security === undefined) return runJava(KafkaToolMainClass[tool], toolArgs, options);
+  const dir = await mkdtemp(join(tmpdir(), 'offsetsync-kafka-tool-'));
+  try {
+    const file = join(dir, 'client.properties');
+    await writeFile(file, clientSecurityProperties(options.security), { mode: 0o600 });
+    return await runJava(KafkaToolMainClass[tool], [...toolArgs, ClientConfigFlag[tool], file], options);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function runJava(
   mainClass: string,
   args: readonly string[],
-  options: RunKafkaToolOptions = {},
+  options: RunKafkaToolOptions,
 ): Promise<KafkaToolResult> {
   const libDir = options.libDir ?? (await ensureKafkaDistribution()).libDir;
   const javaArgs = [
@@ -165,7 +210,7 @@ export function consumerGroupsCommand(
   args: readonly string[],
   options: RunKafkaToolOptions = {},
 ): Promise<KafkaToolResult> {
-  return runKafkaTool(KafkaToolMainClass.consumerGroups, ['--bootstrap-server', bootstrap, ...args], options);
+  return runKafkaTool('consumerGroups', ['--bootstrap-server', bootstrap, ...args], options);
 }
 
 export interface ConsoleConsumerOptions {
@@ -187,6 +232,8 @@ export interface ConsoleConsumerOptions {
   extraProperties?: Readonly<Record<string, string>>;
   /** Kill the JVM after this long. Default: `timeoutMs` plus 30 000 ms for start-up and the group join. */
   processTimeoutMs?: number;
+  /** Log in over SASL_SSL (SCRAM-SHA-512), as the secured test bed requires. Default: plaintext. */
+  security?: KafkaClientCredentials;
 }
 
 export interface ConsoleConsumerResult extends KafkaToolResult {
@@ -228,8 +275,9 @@ export async function consoleConsumer(options: ConsoleConsumerOptions): Promise<
     '--timeout-ms',
     String(timeoutMs),
   ];
-  const result = await runKafkaTool(KafkaToolMainClass.consoleConsumer, args, {
+  const result = await runKafkaTool('consoleConsumer', args, {
     timeoutMs: options.processTimeoutMs ?? timeoutMs + 30_000,
+    ...(options.security === undefined ? {} : { security: options.security }),
   });
   const values = result.stdout.split('\n').filter((line) => line.length > 0);
   const ok = result.ok && values.length === options.maxMessages && !CONSUMER_TIMEOUT.test(result.stderr);
@@ -247,6 +295,8 @@ export interface ConsoleProducerOptions {
   extraProperties?: Readonly<Record<string, string>>;
   /** Kill the JVM after this long. Default 60 000 ms. */
   timeoutMs?: number;
+  /** Log in over SASL_SSL (SCRAM-SHA-512), as the secured test bed requires. Default: plaintext. */
+  security?: KafkaClientCredentials;
 }
 
 /** Runs `kafka-console-producer.sh`, sending `values` as record values, and waits for it to finish. */
@@ -266,9 +316,10 @@ export function consoleProducer(options: ConsoleProducerOptions): Promise<KafkaT
     throw new Error('consoleProducer sends one record per line: a value must not contain a line break');
   }
   const input = options.values.length === 0 ? '' : `${options.values.join('\n')}\n`;
-  return runKafkaTool(KafkaToolMainClass.consoleProducer, args, {
+  return runKafkaTool('consoleProducer', args, {
     input,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.security === undefined ? {} : { security: options.security }),
   });
 }
 
@@ -293,8 +344,9 @@ export function startConsoleConsumer(
   const args = consoleConsumerArgs(options);
   const abort = new AbortController();
   let printed = '';
-  const run = runKafkaTool(KafkaToolMainClass.consoleConsumer, args, {
+  const run = runKafkaTool('consoleConsumer', args, {
     timeoutMs: options.processTimeoutMs ?? 600_000,
+    ...(options.security === undefined ? {} : { security: options.security }),
     signal: abort.signal,
     onStdout: (chunk) => {
       printed += chunk;

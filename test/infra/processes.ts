@@ -1,2 +1,2 @@
 // The launcher lives in packages/testbed (the sandbox runs it from the build); tests import it from here.
-export { isAlive } from '@offsetsync/testbed';
+export { isAlive, stopProcess } from '@offsetsync/testbed';

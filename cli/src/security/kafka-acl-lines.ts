@@ -5,7 +5,7 @@ import type { OffsetSyncConfig } from '@offsetsync/runtime';
 /** The principal each role authenticates as, `User:offsetsync-<role>` unless told otherwise. */
 export type RolePrincipals = Record<KafkaRole, string>;
 
-export const DEFAULT_PRINCIPALS: RolePrincipals = {
+const DEFAULT_PRINCIPALS: RolePrincipals = {
   collector: 'User:offsetsync-collector',
   translator: 'User:offsetsync-translator',
   committer: 'User:offsetsync-committer',

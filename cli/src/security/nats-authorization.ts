@@ -16,7 +16,10 @@ export interface DeploymentNatsUser {
 }
 
 /** The users of every role the config's links need. */
-export function deploymentNatsUsers(config: Pick<OffsetSyncConfig, 'links' | 'nats'>): DeploymentNatsUser[] {
+export function deploymentNatsUsers(config: {
+  links: OffsetSyncConfig['links'];
+  nats: Pick<OffsetSyncConfig['nats'], 'subjectPrefix'>;
+}): DeploymentNatsUser[] {
   const names = new Names(config.nats.subjectPrefix);
   const links = config.links;
   const user = (role: NatsRole, name: string, serves: string, scope: Omit<NatsRoleScope, 'links'>) => ({
@@ -41,7 +44,7 @@ export function deploymentNatsUsers(config: Pick<OffsetSyncConfig, 'links' | 'na
 }
 
 /** The environment variable a user's password is read from by nats-server. */
-export function passwordVariable(user: string): string {
+function passwordVariable(user: string): string {
   return `OFFSETSYNC_NATS_PASSWORD_${user.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 }
 

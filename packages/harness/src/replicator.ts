@@ -8,12 +8,18 @@ import kafkajs, { type IHeaders, type Message, type Producer } from 'kafkajs';
 import { isRetryable } from '@offsetsync/contracts';
 import { KafkaAdapter, type FetchAnswer, type FetchedRecord, type IsolationLevel } from '@offsetsync/kafka';
 import { createLogger, type KafkaClusterConfig, type Logger } from '@offsetsync/runtime';
+import type { KafkaClientCredentials } from '@offsetsync/testbed';
 
 const { ConfigResourceTypes } = kafkajs;
 
 /** How to reach a cluster; the test bed's `source` and `target` fit. */
 interface ReplicatorCluster {
   bootstrapServers: string;
+  /**
+   * Log in over SASL_SSL (SCRAM-SHA-512) with these, as on the secured test bed (`bedKafkaCredentials`).
+   * Default: unset, plaintext without a login.
+   */
+  security?: KafkaClientCredentials;
 }
 
 /** A source record as the replicator sees it. */
@@ -666,10 +672,17 @@ function toMessage(record: SourceRecord): Message {
 }
 
 function clusterConfig(cluster: ReplicatorCluster): KafkaClusterConfig {
-  return {
+  const config: KafkaClusterConfig = {
     bootstrapServers: [cluster.bootstrapServers],
     connectionTimeoutMs: 3_000,
     requestTimeoutMs: 10_000,
+  };
+  const { security } = cluster;
+  if (security === undefined) return config;
+  return {
+    ...config,
+    tls: { enabled: true, caFile: security.caFile, rejectUnauthorized: true },
+    sasl: { mechanism: 'scram-sha-512', username: security.username, password: security.password },
   };
 }
 

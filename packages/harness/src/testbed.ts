@@ -6,6 +6,7 @@ import {
   startTestbed,
   stopTestbed,
   testbedStateFile,
+  type SecureTestbedOptions,
   type TestbedInfo,
 } from '@offsetsync/testbed';
 
@@ -16,12 +17,15 @@ export interface AcquiredTestbed {
 }
 
 /**
- * Reuses the running test bed when `OFFSETSYNC_TESTBED=reuse`, otherwise starts one. A test bed that
- * fails to start stops whatever of it did start.
+ * Reuses the running test bed when `OFFSETSYNC_TESTBED=reuse`, otherwise starts one (secured with
+ * `secure`). A reused bed must be secured exactly when `secure` is given: plaintext clients against a
+ * secured bed (or the reverse) would fail far from the cause. A test bed that fails to start stops
+ * whatever of it did start.
  */
 export async function acquireTestbed(options: {
   log: (line: string) => void;
   env?: NodeJS.ProcessEnv;
+  secure?: SecureTestbedOptions;
 }): Promise<AcquiredTestbed> {
   const env = options.env ?? process.env;
   if (env.OFFSETSYNC_TESTBED === 'reuse') {
@@ -34,10 +38,19 @@ export async function acquireTestbed(options: {
       throw new Error(
         `OFFSETSYNC_TESTBED=reuse but the test bed in ${file} is down: run 'npm run infra -- down' and 'up'`,
       );
+    const wanted = options.secure === undefined ? 'plaintext' : 'secured';
+    const running = info.security === undefined ? 'plaintext' : 'secured';
+    if (wanted !== running)
+      throw new Error(
+        `OFFSETSYNC_TESTBED=reuse but the test bed in ${file} is ${running} and this run needs a ${wanted} one: run 'npm run infra -- down' and 'up'${wanted === 'secured' ? ' --secure' : ''}`,
+      );
     options.log(`reusing the test bed from ${file}`);
     return { info, owned: false };
   }
-  const info = await startTestbed({ log: options.log });
+  const info = await startTestbed({
+    log: options.log,
+    ...(options.secure === undefined ? {} : { secure: options.secure }),
+  });
   return { info, owned: true };
 }
 

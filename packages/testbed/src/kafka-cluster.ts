@@ -1,10 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
-import kafkajs from 'kafkajs';
+import kafkajs, { type KafkaConfig } from 'kafkajs';
 import { freePorts } from './free-port.js';
+import {
+  adminClientSecurity,
+  scramFormatArgs,
+  secureListenerProperties,
+  type KafkaClusterSecurity,
+  type KafkaControllerSecurityProtocol,
+  type KafkaSecurityProtocol,
+} from './kafka-security.js';
 import { isAlive, spawnDetached } from './processes.js';
+import { runToCompletion } from './run-command.js';
 import { GiveUp, waitFor } from './wait.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -15,6 +23,10 @@ export interface KafkaClusterInfo {
   bootstrapServers: string;
   controllerPort: number;
   clusterId: string;
+  /** Of the client listener on `bootstrapServers`: SASL_SSL (SCRAM-SHA-512) on the secured bed. */
+  securityProtocol: KafkaSecurityProtocol;
+  /** Of the controller listener on `controllerPort`: SSL with a required client certificate on the secured bed. */
+  controllerSecurityProtocol: KafkaControllerSecurityProtocol;
   pid: number;
   dir: string;
   logFile: string;
@@ -28,17 +40,23 @@ function newClusterId(): string {
   }
 }
 
-function brokerProperties(options: { dataDir: string; brokerPort: number; controllerPort: number }): string {
-  const { dataDir, brokerPort, controllerPort } = options;
+function plaintextListenerProperties(brokerPort: number, controllerPort: number): string[] {
   return [
-    'process.roles=broker,controller',
-    'node.id=1',
-    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
     `listeners=PLAINTEXT://127.0.0.1:${brokerPort},CONTROLLER://127.0.0.1:${controllerPort}`,
     `advertised.listeners=PLAINTEXT://127.0.0.1:${brokerPort}`,
     'controller.listener.names=CONTROLLER',
     'listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT',
     'inter.broker.listener.name=PLAINTEXT',
+  ];
+}
+
+function brokerProperties(options: { dataDir: string; controllerPort: number; listeners: string[] }): string {
+  const { dataDir, controllerPort, listeners } = options;
+  return [
+    'process.roles=broker,controller',
+    'node.id=1',
+    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    ...listeners,
     `log.dirs=${dataDir}`,
     // A single node can only hold one replica of the internal topics.
     'offsets.topic.replication.factor=1',
@@ -87,29 +105,20 @@ export function javaArgs(libDir: string, log4jFile: string): string[] {
   ];
 }
 
-async function runToCompletion(command: string, args: string[]): Promise<void> {
-  const output: string[] = [];
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', resolve);
-  });
-  if (code !== 0) throw new Error(`${command} exited with ${code}: ${output.join('').slice(-2000)}`);
-}
-
 /**
  * Formats KRaft storage under `dir` with a fresh cluster id and starts a single-node cluster on free
- * loopback ports. Resolves once the broker answers a metadata request with that cluster id.
+ * loopback ports. Resolves once the broker answers a metadata request with that cluster id. With
+ * `security` the only listeners are SASL_SSL (clients, brokers) and SSL (controller), the SCRAM users are
+ * created at format time and the readiness check logs in as the admin.
  */
 export async function startKafkaCluster(options: {
   name: string;
   dir: string;
   libDir: string;
   readyTimeoutMs?: number;
+  security?: KafkaClusterSecurity;
 }): Promise<KafkaClusterInfo> {
-  const { name, dir, libDir } = options;
+  const { name, dir, libDir, security } = options;
   const dataDir = join(dir, 'data');
   const logFile = join(dir, 'server.log');
   const propertiesFile = join(dir, 'server.properties');
@@ -117,7 +126,19 @@ export async function startKafkaCluster(options: {
   await mkdir(dataDir, { recursive: true });
   const [brokerPort, controllerPort] = (await freePorts(2)) as [number, number];
   const clusterId = newClusterId();
-  await writeFile(propertiesFile, brokerProperties({ dataDir, brokerPort, controllerPort }));
+  let listeners = plaintextListenerProperties(brokerPort, controllerPort);
+  if (security !== undefined) {
+    // Kafka's PEM key store wants the private key and the certificate chain in one file.
+    const keystoreFile = join(dir, 'keystore.pem');
+    const [key, cert] = await Promise.all([
+      readFile(security.certificate.keyFile, 'utf8'),
+      readFile(security.certificate.certFile, 'utf8'),
+    ]);
+    await writeFile(keystoreFile, `${key.trimEnd()}\n${cert.trimEnd()}\n`, { mode: 0o600 });
+    listeners = secureListenerProperties({ brokerPort, controllerPort, keystoreFile, security });
+  }
+  // The file holds the broker's SCRAM password when secured: readable by its owner only.
+  await writeFile(propertiesFile, brokerProperties({ dataDir, controllerPort, listeners }), { mode: 0o600 });
   await writeFile(log4jFile, log4jProperties(logFile));
 
   const java = javaArgs(libDir, log4jFile);
@@ -129,6 +150,7 @@ export async function startKafkaCluster(options: {
     clusterId,
     '-c',
     propertiesFile,
+    ...(security === undefined ? [] : scramFormatArgs(security)),
   ]);
   const pid = spawnDetached('java', [...java, 'kafka.Kafka', propertiesFile], join(dir, 'stdout.log'));
   const info: KafkaClusterInfo = {
@@ -136,22 +158,36 @@ export async function startKafkaCluster(options: {
     bootstrapServers: `127.0.0.1:${brokerPort}`,
     controllerPort,
     clusterId,
+    securityProtocol: security === undefined ? 'PLAINTEXT' : 'SASL_SSL',
+    controllerSecurityProtocol: security === undefined ? 'PLAINTEXT' : 'SSL',
     pid,
     dir,
     logFile,
   };
-  await waitForKafka(info, options.readyTimeoutMs ?? 90_000);
+  await waitForKafka(
+    info,
+    security === undefined ? {} : adminClientSecurity(security),
+    options.readyTimeoutMs ?? 90_000,
+  );
   return info;
 }
 
-/** Waits until the broker answers a real metadata request carrying the expected cluster id. */
-async function waitForKafka(info: KafkaClusterInfo, timeoutMs: number): Promise<void> {
+/**
+ * Waits until the broker answers a real metadata request carrying the expected cluster id (as the admin on
+ * a secured cluster, whose authorizer answers nobody else before ACLs exist).
+ */
+async function waitForKafka(
+  info: KafkaClusterInfo,
+  login: Pick<KafkaConfig, 'ssl' | 'sasl'>,
+  timeoutMs: number,
+): Promise<void> {
   const kafka = new Kafka({
     clientId: 'offsetsync-testbed',
     brokers: [info.bootstrapServers],
     logLevel: logLevel.NOTHING,
     retry: { retries: 0 },
     connectionTimeout: 1000,
+    ...login,
   });
   await waitFor(
     `Kafka cluster '${info.name}' at ${info.bootstrapServers}`,

@@ -5,8 +5,10 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureKafkaDistribution, KAFKA_VERSION } from './kafka-dist.js';
 import { startKafkaCluster, type KafkaClusterInfo } from './kafka-cluster.js';
-import { startNatsServer, type NatsServerInfo } from './nats-server.js';
+import { restartNatsServer, startNatsServer, type NatsServerInfo } from './nats-server.js';
 import { stopProcess } from './processes.js';
+import type { SecureTestbedOptions, TestbedSecurityInfo } from './secure-options.js';
+import { checkSecureOptions, prepareSecurity, type PreparedSecurity } from './testbed-security.js';
 
 /** The offsetsync checkout this package sits in (packages/testbed/{src,dist} -> three levels up). */
 export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
@@ -21,6 +23,8 @@ export interface TestbedInfo {
   startedAt: string;
   /** Milliseconds from launch until both clusters and NATS answered (jar fetch excluded). */
   readyMs: number;
+  /** Set on the secured bed only: its CA, certificates, admins, users and password files. */
+  security?: TestbedSecurityInfo;
 }
 
 /** The state file `npm run infra -- up` writes: `$OFFSETSYNC_TESTBED_FILE`, else `.infra/testbed.json`. */
@@ -28,12 +32,26 @@ export function testbedStateFile(env: NodeJS.ProcessEnv = process.env): string {
   return env.OFFSETSYNC_TESTBED_FILE ?? join(REPO_ROOT, '.infra', 'testbed.json');
 }
 
+/** Options of {@link startTestbed}. */
+export interface StartTestbedOptions {
+  /** Progress lines. Default: none. */
+  log?: (line: string) => void;
+  /**
+   * Secure the bed: Kafka only over SASL_SSL (SCRAM-SHA-512, ACLs enforced, controller over mutual TLS),
+   * NATS only over TLS with user/password logins, all certificates from a CA made for this bed. Default:
+   * unset, plaintext and open, as the rest of the suite uses it.
+   */
+  secure?: SecureTestbedOptions;
+}
+
 /**
  * Starts two independent single-node Kafka clusters (source and target) and a private JetStream
  * server, all on free loopback ports with their data in a fresh temporary folder.
  */
-export async function startTestbed(options: { log?: (line: string) => void } = {}): Promise<TestbedInfo> {
+export async function startTestbed(options: StartTestbedOptions = {}): Promise<TestbedInfo> {
   const log = options.log ?? (() => undefined);
+  // Before anything is started or written, so a mistake in the options costs nothing to find.
+  if (options.secure !== undefined) checkSecureOptions(options.secure);
   const dist = await ensureKafkaDistribution({ log });
   log(
     dist.fetched ? `Kafka ${dist.version} jars fetched` : `Kafka ${dist.version} jars taken from the cache`,
@@ -42,18 +60,26 @@ export async function startTestbed(options: { log?: (line: string) => void } = {
   const began = Date.now();
   const started: { source?: KafkaClusterInfo; target?: KafkaClusterInfo; nats?: NatsServerInfo } = {};
   try {
+    const security: PreparedSecurity | undefined =
+      options.secure === undefined ? undefined : await prepareSecurity(workDir, options.secure);
+    const kafka = (name: 'source' | 'target') =>
+      startKafkaCluster({
+        name,
+        dir: join(workDir, name),
+        libDir: dist.libDir,
+        ...(security === undefined ? {} : { security: security.kafka }),
+      });
     const [source, target, nats] = await Promise.all([
-      startKafkaCluster({ name: 'source', dir: join(workDir, 'source'), libDir: dist.libDir }).then(
-        (info) => (started.source = info),
-      ),
-      startKafkaCluster({ name: 'target', dir: join(workDir, 'target'), libDir: dist.libDir }).then(
-        (info) => (started.target = info),
-      ),
-      startNatsServer({ dir: join(workDir, 'nats') }).then((info) => (started.nats = info)),
+      kafka('source').then((info) => (started.source = info)),
+      kafka('target').then((info) => (started.target = info)),
+      startNatsServer({
+        dir: join(workDir, 'nats'),
+        ...(security === undefined ? {} : { security: security.nats }),
+      }).then((info) => (started.nats = info)),
     ]);
     const readyMs = Date.now() - began;
     log(
-      `source Kafka ${source.bootstrapServers}, target Kafka ${target.bootstrapServers}, NATS ${nats.url} (${readyMs} ms)`,
+      `${security === undefined ? '' : 'secured: '}source Kafka ${source.bootstrapServers}, target Kafka ${target.bootstrapServers}, NATS ${nats.url} (${readyMs} ms)`,
     );
     return {
       kafkaVersion: KAFKA_VERSION,
@@ -63,6 +89,7 @@ export async function startTestbed(options: { log?: (line: string) => void } = {
       nats,
       startedAt: new Date(began).toISOString(),
       readyMs,
+      ...(security === undefined ? {} : { security: security.info }),
     };
   } catch (error: unknown) {
     // Whatever did start must not outlive the failure; keep the logs so the failure can be read.
@@ -74,6 +101,21 @@ export async function startTestbed(options: { log?: (line: string) => void } = {
     await rm(workDir, { recursive: true, force: true });
     throw new Error(`test bed did not start (logs kept in ${kept})`, { cause: error });
   }
+}
+
+/**
+ * Starts the bed's nats-server again after a test stopped it (`stopProcess(testbed.nats.pid)`): same
+ * port, store and, on the secured bed, configuration. Returns its new info (a new pid); the caller
+ * keeps it so that `stopTestbed` stops the new process.
+ */
+export async function restartTestbedNats(testbed: TestbedInfo): Promise<NatsServerInfo> {
+  const { security } = testbed;
+  return restartNatsServer(
+    testbed.nats,
+    security === undefined
+      ? undefined
+      : { caFile: security.caFile, user: security.natsAdmin.user, password: security.natsAdmin.password },
+  );
 }
 
 /**

@@ -9,7 +9,7 @@ const TRANSLATOR_MAX_ACK_PENDING = 20_000;
 /** Redelivery of a committed event a translator instance took and did not settle (it died). */
 const TRANSLATOR_ACK_WAIT_MS = 30_000;
 /** Translations held by committer instances of one link and not acknowledged yet. */
-export const COMMITTER_MAX_ACK_PENDING = 10_000;
+const COMMITTER_MAX_ACK_PENDING = 10_000;
 
 /** The translator's durable consumer of one link on the committed stream. */
 export function translatorDurable(source: string, target: string): string {

@@ -3,20 +3,8 @@
 
 export { connectNats, isAuthenticationError } from './connection.js';
 export { redactUrlCredentials } from './redact-url.js';
-export {
-  inboxPrefix,
-  natsPermissions,
-  type NatsPermissions,
-  type NatsRole,
-  type NatsRoleScope,
-} from './permissions.js';
-export {
-  COMMITTER_MAX_ACK_PENDING,
-  committerConsumerSpec,
-  committerDurable,
-  translatorConsumerSpec,
-  translatorDurable,
-} from './durable-consumers.js';
+export { inboxPrefix, natsPermissions, type NatsRole, type NatsRoleScope } from './permissions.js';
+export { committerConsumerSpec, translatorConsumerSpec } from './durable-consumers.js';
 export {
   provisionDurableConsumer,
   provisionKvBucket,

@@ -21,10 +21,4 @@ export type {
 export { toOffsetSyncError } from './kafka-errors.js';
 export { recordFingerprint } from './record-fingerprint.js';
 export { identityClasses, previousIdentical } from './identical-records.js';
-export {
-  kafkaAclsCommand,
-  requiredKafkaAcls,
-  type AclContext,
-  type KafkaRole,
-  type RequiredAcl,
-} from './acls/required-acls.js';
+export { kafkaAclsCommand, requiredKafkaAcls, type KafkaRole } from './required-acls.js';

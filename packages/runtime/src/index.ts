@@ -11,8 +11,7 @@ export {
   type TranslatorConfig,
 } from './config/schema.js';
 export { loadConfig } from './config/load-config.js';
-export { redactConfig } from './config/redact.js';
-export { provisionDeployment, type ProvisionReport } from './provisioning/provision-deployment.js';
+export { provisionDeployment } from './provisioning/provision-deployment.js';
 export { parseDuration } from './config/duration.js';
 export { compileFilterPattern } from './config/filter-pattern.js';
 export { ENV_PREFIX } from './config/env-names.js';

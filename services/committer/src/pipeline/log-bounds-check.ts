@@ -31,7 +31,7 @@ function partitionKey(item: WorkItem): string {
 }
 
 /** The fate of an item whose partition's bounds could not be read because of `error`. Pure. */
-export function unreadBoundsFate(error: unknown, nowMs: number): Fate {
+function unreadBoundsFate(error: unknown, nowMs: number): Fate {
   if (
     isOffsetSyncError(error) &&
     (error.code === ErrorCodes.TOPIC_MISSING || error.code === ErrorCodes.PARTITION_MISSING)

@@ -44,8 +44,11 @@ export function testConfig(testbed: TestbedInfo, sections: Record<string, unknow
 
 /** Which bed users a {@link secureTestConfig} logs in as. */
 export interface SecureTestConfigUsers {
-  /** A Kafka user of the secured bed (or its admin), on both clusters. */
-  kafkaUser: string;
+  /**
+   * A Kafka user of the secured bed (or its admin), on both clusters. Unset: TLS without a login, for a
+   * service that never connects to Kafka (health).
+   */
+  kafkaUser?: string;
   /** A NATS user of the secured bed (or its admin). */
   natsUser: string;
 }
@@ -63,14 +66,18 @@ export function secureTestConfig(
   const { security } = testbed;
   if (security === undefined)
     throw new Error('secureTestConfig needs the secured test bed: startTestbed({ secure })');
-  const kafkaPasswordFile = security.kafkaPasswordFiles[users.kafkaUser];
-  if (kafkaPasswordFile === undefined) throw new Error(`the test bed has no Kafka user ${users.kafkaUser}`);
+  const kafkaPasswordFile =
+    users.kafkaUser === undefined ? undefined : security.kafkaPasswordFiles[users.kafkaUser];
+  if (users.kafkaUser !== undefined && kafkaPasswordFile === undefined)
+    throw new Error(`the test bed has no Kafka user ${users.kafkaUser}`);
   const natsPasswordFile = security.natsPasswordFiles[users.natsUser];
   if (natsPasswordFile === undefined) throw new Error(`the test bed has no NATS user ${users.natsUser}`);
   const base = testConfig(testbed, sections);
   const login = {
     tls: { enabled: true, caFile: security.caFile },
-    sasl: { mechanism: 'scram-sha-512', username: users.kafkaUser, passwordFile: kafkaPasswordFile },
+    ...(users.kafkaUser === undefined
+      ? {}
+      : { sasl: { mechanism: 'scram-sha-512', username: users.kafkaUser, passwordFile: kafkaPasswordFile } }),
   };
   const clusters = (base.clusters ?? {}) as Record<string, Record<string, unknown>>;
   return {

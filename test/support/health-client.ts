@@ -1,5 +1,11 @@
 // gRPC clients of the health service for tests: Check, Watch (recorded), ListLinks, GetGroup.
-import { credentials, Metadata, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
+import {
+  credentials,
+  Metadata,
+  type ChannelCredentials,
+  type ClientReadableStream,
+  type ServiceError,
+} from '@grpc/grpc-js';
 import { onTestFinished } from 'vitest';
 import type { ServingStatus } from '@offsetsync/runtime';
 import {
@@ -14,10 +20,13 @@ import {
   type ListLinksResponse,
 } from '@offsetsync/contracts';
 
-/** Clients of one health service address, closed when the current test finishes. */
-export function healthClients(address: string) {
-  const health = new HealthClient(address, credentials.createInsecure());
-  const api = new OffsetSyncHealthClient(address, credentials.createInsecure());
+/**
+ * Clients of one health service address, closed when the current test finishes; plaintext unless
+ * `channel` says otherwise (`credentials.createSsl(...)` for a server with TLS).
+ */
+export function healthClients(address: string, channel: ChannelCredentials = credentials.createInsecure()) {
+  const health = new HealthClient(address, channel);
+  const api = new OffsetSyncHealthClient(address, channel);
   onTestFinished(() => {
     health.close();
     api.close();

@@ -3,7 +3,13 @@
 
 export { connectNats, isAuthenticationError } from './connection.js';
 export { redactUrlCredentials } from './redact-url.js';
-export { inboxPrefix, natsPermissions, type NatsRole, type NatsRoleScope } from './permissions.js';
+export {
+  inboxPrefix,
+  natsPermissions,
+  STREAMS_OF_ROLE,
+  type NatsRole,
+  type NatsRoleScope,
+} from './permissions.js';
 export { committerConsumerSpec, translatorConsumerSpec } from './durable-consumers.js';
 export {
   provisionDurableConsumer,

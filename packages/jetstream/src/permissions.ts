@@ -19,6 +19,22 @@ export interface NatsRoleScope {
   target?: string;
 }
 
+/** The kinds of stream offsetsync keeps. */
+export type StreamKind = Parameters<Names['stream']>[0];
+
+/**
+ * The streams each role reads, publishes to or looks up: the ones whose info it may ask for, and the
+ * ones a service in `nats.provisioning: verify` checks at start.
+ */
+export const STREAMS_OF_ROLE: Readonly<Record<NatsRole, readonly StreamKind[]>> = {
+  collector: ['committed', 'heartbeats'],
+  translator: ['committed', 'translated', 'heartbeats'],
+  // It reads the committed stream's newest event of a key when the application committed on the target.
+  committer: ['committed', 'translated', 'applied', 'heartbeats'],
+  health: ['committed', 'translated', 'applied', 'heartbeats'],
+  provision: ['committed', 'translated', 'applied', 'heartbeats'],
+};
+
 /** A nats-server `permissions` block: subjects allowed, everything else denied. */
 export interface NatsPermissions {
   publish: { allow: string[] };
@@ -47,6 +63,7 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
     inbox: `${inboxPrefix(names, role)}.>`,
     // jetstreamManager() asks for the account's JetStream info first.
     accountInfo: `${api}.INFO`,
+    streamInfo: STREAMS_OF_ROLE[role].map((kind) => `${api}.STREAM.INFO.${names.stream(kind)}`),
   };
   const consumer = (stream: string, durable: string) => [
     `${api}.CONSUMER.INFO.${stream}.${durable}`,
@@ -63,8 +80,7 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
             names.committedFilter(source),
             names.heartbeatFilter('collector'),
             own.accountInfo,
-            `${api}.STREAM.INFO.${streams.committed}`,
-            `${api}.STREAM.INFO.${streams.heartbeats}`,
+            ...own.streamInfo,
           ],
         },
         subscribe: { allow: [own.inbox] },
@@ -79,9 +95,7 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
             ...sources.map((source) => names.translatedFilter(source, target)),
             names.heartbeatFilter('translator'),
             own.accountInfo,
-            `${api}.STREAM.INFO.${streams.committed}`,
-            `${api}.STREAM.INFO.${streams.translated}`,
-            `${api}.STREAM.INFO.${streams.heartbeats}`,
+            ...own.streamInfo,
             // The newest translation of a key, to publish only newer ones (reads; cannot write).
             `${api}.STREAM.MSG.GET.${streams.translated}`,
             ...sources.flatMap((source) => consumer(streams.committed, translatorDurable(source, target))),
@@ -101,8 +115,7 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
             ...sources.map((source) => `$KV.${bucket}.${names.linkKeyPrefix(source, target)}.>`),
             names.heartbeatFilter('committer'),
             own.accountInfo,
-            `${api}.STREAM.INFO.${streams.translated}`,
-            `${api}.STREAM.INFO.${streams.heartbeats}`,
+            ...own.streamInfo,
             `${api}.STREAM.INFO.KV_${bucket}`,
             `${api}.STREAM.MSG.GET.KV_${bucket}`,
             // When the application itself committed on the target (a bidirectional link's own events).
@@ -120,7 +133,7 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
           allow: [
             names.heartbeatFilter('health'),
             own.accountInfo,
-            ...every.map((stream) => `${api}.STREAM.INFO.${stream}`),
+            ...own.streamInfo,
             // Ordered consumers: ephemeral, created and deleted by the health service as it reads.
             ...every.map((stream) => `${api}.CONSUMER.CREATE.${stream}`),
             ...every.map((stream) => `${api}.CONSUMER.CREATE.${stream}.*.>`),

@@ -56,7 +56,8 @@ export class EventFeed {
       const lastSeq = info.state.messages === 0 ? 0 : info.state.last_seq;
       const messages = await this.options.js.subscribe(
         streamFilter(this.options.names, kind),
-        consumerOpts().orderedConsumer().deliverAll(),
+        // Bound to its stream: looking the stream up by subject would need a right health lacks.
+        consumerOpts().orderedConsumer().deliverAll().bindStream(stream),
       );
       this.subscriptions.push(messages);
       let markCaughtUp!: () => void;

@@ -12,7 +12,7 @@ import { ProbeServer } from '../probes/probe-server.js';
 import { HeartbeatPublisher, type HeartbeatState } from '../heartbeat/heartbeat-publisher.js';
 import { createLogger, type Logger } from '../logging/logger.js';
 import { connectNats, inboxPrefix, isAuthenticationError } from '@offsetsync/jetstream';
-import { provisionStreams, streamSpecs, verifyStreams } from '@offsetsync/jetstream';
+import { provisionStreams, STREAMS_OF_ROLE, streamSpecs, verifyStreams } from '@offsetsync/jetstream';
 import { Names } from '@offsetsync/contracts';
 import { startTelemetry, type Telemetry } from '../telemetry/telemetry.js';
 import { runService, ServiceLifecycle } from './service-lifecycle.js';
@@ -165,7 +165,12 @@ export async function runServiceMain(
       if (config.nats.provisioning === 'create') {
         logger.info({ streams: await provisionStreams(jsm, specs) }, 'JetStream streams provisioned');
       } else {
-        const differing = await verifyStreams(jsm, specs);
+        // Only the streams this role uses: its NATS user may ask about no others.
+        const own = new Set(STREAMS_OF_ROLE[options.role].map((kind) => names.stream(kind)));
+        const differing = await verifyStreams(
+          jsm,
+          specs.filter((spec) => own.has(spec.name)),
+        );
         if (differing.length > 0) {
           logger.warn(
             { streams: differing },

@@ -14,11 +14,19 @@ import { connect, type NatsConnection } from 'nats';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { stringify } from 'yaml';
 import { LinkState, ServiceRole } from '@offsetsync/contracts';
-import { startService, type Role } from '@offsetsync/harness';
+import { startService, type Role, type ServiceProcess } from '@offsetsync/harness';
 import { requiredKafkaAcls, type KafkaRole } from '@offsetsync/kafka';
 import { defaultSecureOptions } from '../infra/default-secure-options.js';
 import { freePort } from '../infra/free-port.js';
-import { bedKafkaCredentials, startTestbed, stopTestbed, type TestbedInfo } from '../infra/testbed.js';
+import {
+  bedKafkaCredentials,
+  createCertificateAuthority,
+  issueCertificate,
+  startTestbed,
+  stopTestbed,
+  type TestbedInfo,
+  type TestbedSecurityInfo,
+} from '../infra/testbed.js';
 import { waitFor } from '../infra/wait.js';
 import { runCli } from '../support/cli.js';
 import { secureTestConfig, type TestConfig } from '../support/config.js';
@@ -137,27 +145,59 @@ async function natsViolations(): Promise<string[]> {
   return log.split('\n').filter((line) => /violation/i.test(line));
 }
 
-describe('secured deployment', () => {
-  it('fails a group over with 0 replayed and 0 skipped, every service on its own users, nothing refused', async () => {
-    const { security } = bed;
-    if (security === undefined) throw new Error('the bed is not secured');
-    const port = await freePort();
-    const health = await startService(
-      'health',
-      serviceConfig('health', {
-        health: {
-          grpc: {
-            host: '127.0.0.1',
-            port,
-            tls: {
-              certFile: security.serverCertificate.certFile,
-              keyFile: security.serverCertificate.keyFile,
-              caFile: security.caFile,
-            },
+/** A health service on its own NATS user, its gRPC API over mutual TLS, and a client with the bed's certificate. */
+async function startSecuredHealth(): Promise<{
+  port: number;
+  client: ReturnType<typeof healthClients>;
+  service: ServiceProcess;
+}> {
+  const security = bedSecurity();
+  const port = await freePort();
+  const service = await startService(
+    'health',
+    serviceConfig('health', {
+      health: {
+        grpc: {
+          host: '127.0.0.1',
+          port,
+          tls: {
+            certFile: security.serverCertificate.certFile,
+            keyFile: security.serverCertificate.keyFile,
+            caFile: security.caFile,
           },
         },
-      }),
-    );
+      },
+    }),
+  );
+  const client = healthClients(
+    `127.0.0.1:${port}`,
+    credentials.createSsl(
+      readFileSync(security.caFile),
+      readFileSync(security.clientCertificate.keyFile),
+      readFileSync(security.clientCertificate.certFile),
+    ),
+  );
+  await waitFor(
+    'the health API over mutual TLS',
+    async () => ((await client.listLinks()) ? true : undefined),
+    {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    },
+  );
+  return { port, client, service };
+}
+
+function bedSecurity(): TestbedSecurityInfo {
+  const { security } = bed;
+  if (security === undefined) throw new Error('the bed is not secured');
+  return security;
+}
+
+describe('secured deployment', () => {
+  it('fails a group over with 0 replayed and 0 skipped, every service on its own users, nothing refused', async () => {
+    const security = bedSecurity();
+    const { client, service: health } = await startSecuredHealth();
     const admin = bedKafkaCredentials(bed, security.kafkaAdmin.username);
     const { replayed, skipped, services } = await runFailover({
       kafka: (cluster) => bedKafkaClient(bed, cluster, security.kafkaAdmin.username),
@@ -177,14 +217,6 @@ describe('secured deployment', () => {
     expect({ replayed, skipped }).toEqual({ replayed: 0, skipped: 0 });
 
     // Health, over mutual TLS, sees every side of the link and no problem of any instance.
-    const client = healthClients(
-      `127.0.0.1:${port}`,
-      credentials.createSsl(
-        readFileSync(security.caFile),
-        readFileSync(security.clientCertificate.keyFile),
-        readFileSync(security.clientCertificate.certFile),
-      ),
-    );
     const link = await waitFor(
       'the link HEALTHY in the health API',
       async () => {
@@ -209,5 +241,64 @@ describe('secured deployment', () => {
       expect({ role: service.role, lines }).toEqual({ role: service.role, lines: [] });
     }
     expect(await natsViolations()).toEqual([]);
+  });
+  it('answers health requests only from clients with a certificate of its CA, `offsetsync status` included', async () => {
+    const security = bedSecurity();
+    const { port } = await startSecuredHealth();
+    const address = `127.0.0.1:${port}`;
+    const ca = readFileSync(security.caFile);
+    // A certificate the server must not accept: from a CA of its own, not the bed's.
+    const strangerDir = await mkdtemp(join(tmpdir(), 'offsetsync-stranger-ca-'));
+    const strangerCa = await createCertificateAuthority(strangerDir, { name: 'stranger-ca' });
+    const stranger = await issueCertificate(strangerCa, {
+      name: 'stranger-client',
+      dir: strangerDir,
+      clientAuth: true,
+    });
+    const refused = async (channel: ReturnType<typeof credentials.createSsl>) => {
+      try {
+        await healthClients(address, channel).listLinks();
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    expect(await refused(credentials.createSsl(ca))).toBe(true);
+    expect(
+      await refused(
+        credentials.createSsl(ca, readFileSync(stranger.keyFile), readFileSync(stranger.certFile)),
+      ),
+    ).toBe(true);
+    expect(
+      await refused(
+        credentials.createSsl(
+          ca,
+          readFileSync(security.clientCertificate.keyFile),
+          readFileSync(security.clientCertificate.certFile),
+        ),
+      ),
+    ).toBe(false);
+
+    const status = (extra: string[]) =>
+      runCli([
+        'status',
+        '--address',
+        address,
+        '--json',
+        '--no-groups',
+        '--ca-file',
+        security.caFile,
+        ...extra,
+      ]);
+    const withCertificate = await status([
+      '--cert-file',
+      security.clientCertificate.certFile,
+      '--key-file',
+      security.clientCertificate.keyFile,
+    ]);
+    expect(withCertificate.code, withCertificate.stderr).toBe(0);
+    expect(JSON.parse(withCertificate.stdout)).toHaveProperty('links');
+    const withoutCertificate = await status([]);
+    expect(withoutCertificate.code).toBe(69);
   });
 });

@@ -148,6 +148,9 @@ export function createCollectorWorker(context: ServiceContext): CollectorWorker 
         topic: settings.offsetsTopic,
         maxWaitMs: settings.fetchMaxWaitMs,
         sessionTimeoutMs: settings.sessionTimeoutMs,
+        explainMissingCoordinator: async () => {
+          await adapter.fetchCommittedOffsets(settings.consumerGroup, []);
+        },
         logger,
         ...handlers,
       }),

@@ -23,6 +23,13 @@ export interface OffsetsTopicConsumerOptions {
   logger: Logger;
   /** Called with a problem while the consumer cannot run, and with undefined once it runs again. */
   onProblem: (problem: OffsetSyncError | undefined) => void;
+  /**
+   * Asks the group's coordinator directly why it could not be found. kafkajs reports a refused
+   * FindCoordinator (a missing group ACL) as "Failed to find group coordinator" without the broker's
+   * error; this call (the project's own Kafka layer, an OffsetFetch of the group) rejects with the
+   * classified error, which is then reported instead. Default: none, kafkajs' error is reported.
+   */
+  explainMissingCoordinator?: () => Promise<void>;
   /** Backoff between restarts after a crash. */
   retryMinMs?: number;
   retryMaxMs?: number;
@@ -56,7 +63,7 @@ export class OffsetsTopicConsumer {
     const max = this.options.retryMaxMs ?? 30_000;
     let delay = min;
     while (!this.stopping) {
-      const crashed = await this.runOnce();
+      const crashed = await this.explained(await this.runOnce());
       if (this.stopping) break;
       this.options.onProblem(crashed);
       this.options.logger.error(
@@ -69,6 +76,28 @@ export class OffsetsTopicConsumer {
       });
       delay = Math.min(max, delay * 2);
     }
+  }
+
+  /** `crashed`, or the real reason when it is kafkajs' coordinator-not-found and the coordinator says more. */
+  private async explained(crashed: OffsetSyncError): Promise<OffsetSyncError> {
+    const explain = this.options.explainMissingCoordinator;
+    if (explain === undefined || !wrapsMissingCoordinator(crashed)) return crashed;
+    try {
+      await explain();
+    } catch (error: unknown) {
+      if (isOffsetSyncError(error) && error.code === ErrorCodes.NOT_AUTHORIZED) {
+        // The explaining call needs less than a member of the group does: name what the member needs.
+        const named = error.details?.resource;
+        const resource = typeof named === 'string' ? named : `GROUP:${this.options.groupId}`;
+        const missingAcl = `ALLOW READ on ${resource}`;
+        return new OffsetSyncError(`${crashed.message}: not authorized: missing ACL ${missingAcl}`, {
+          code: error.code,
+          cause: error,
+          details: { ...error.details, resource, aclOperation: 'READ', missingAcl },
+        });
+      }
+    }
+    return crashed;
   }
 
   /** One consumer lifetime: resolves with the reason it ended. */
@@ -151,6 +180,13 @@ export class OffsetsTopicConsumer {
   private eachBatch(payload: EachBatchPayload): Promise<void> {
     return handleInChunks(payload, MAX_RECORDS_AT_ONCE, this.options.handleBatch);
   }
+}
+
+/** Whether `error` is, or wraps, kafkajs' "Failed to find group coordinator". */
+function wrapsMissingCoordinator(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause)
+    if (e.name === 'KafkaJSGroupCoordinatorNotFound') return true;
+  return false;
 }
 
 /**

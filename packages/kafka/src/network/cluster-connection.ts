@@ -5,8 +5,12 @@
 import { ErrorCodes, isOffsetSyncError, OffsetSyncError } from '@offsetsync/contracts';
 import { toOffsetSyncError, type KafkaErrorContext } from '../kafka-errors.js';
 import type { InternalBroker, InternalCluster } from '../protocol/kafkajs-internals.js';
-import { makeBrokerMetadataLenient, ResponseDecodeError } from './send-request.js';
+import { brokerError } from '../protocol/broker-errors.js';
+import { makeBrokerMetadataLenient, ResponseDecodeError, sendRequest } from './send-request.js';
 import type { SocketLedger } from './socket-ledger.js';
+
+/** Kafka's error code of a request refused for a missing group ACL. */
+const GROUP_AUTHORIZATION_FAILED = 30;
 
 /** A kafkajs `Cluster` and how the adapter connects it and reaches its brokers. */
 export class ClusterConnection {
@@ -84,17 +88,49 @@ export class ClusterConnection {
     }
   }
 
-  /** The group's coordinator (kafkajs' FindCoordinator, with kafkajs' retries) and its node id if known. */
-  async findGroupCoordinator(groupId: string): Promise<{ broker: InternalBroker; nodeId?: string }> {
+  /**
+   * The group's coordinator (kafkajs' FindCoordinator, with kafkajs' retries) and its node id if known.
+   * A lookup the broker refused for a missing group ACL rejects with NOT_AUTHORIZED about the group, as
+   * `operation` needs it (see {@link explainMissingCoordinator}).
+   */
+  async findGroupCoordinator(
+    groupId: string,
+    operation = 'findGroupCoordinator',
+  ): Promise<{ broker: InternalBroker; nodeId?: string }> {
     this.sockets.assertOpen();
     let broker: InternalBroker;
     try {
       broker = await this.cluster.findGroupCoordinator({ groupId });
     } catch (error: unknown) {
+      if (error instanceof Error && error.name === 'KafkaJSGroupCoordinatorNotFound' && !this.sockets.closed)
+        await this.explainMissingCoordinator(groupId, operation);
       throw this.failure(error);
     }
     const nodeId = Object.entries(this.cluster.brokerPool.brokers).find(([, b]) => b === broker)?.[0];
     return nodeId === undefined ? { broker } : { broker, nodeId };
+  }
+
+  /**
+   * kafkajs reports a FindCoordinator the broker refused (GROUP_AUTHORIZATION_FAILED) as "Failed to find
+   * group coordinator", the broker's error dropped. A broker checks the group's ACL before whether it
+   * coordinates the group, so a DescribeGroups of it to any broker tells: rejects with that refusal,
+   * classified for `operation`; returns when the group is not refused (the original failure stands).
+   */
+  private async explainMissingCoordinator(groupId: string, operation: string): Promise<void> {
+    const refused = (code: number | undefined) => code === GROUP_AUTHORIZATION_FAILED;
+    let answer;
+    try {
+      const nodeId = this.nodeIds()[0];
+      if (nodeId === undefined) return;
+      answer = await sendRequest(await this.findBroker(nodeId), 'DescribeGroups', { groupIds: [groupId] });
+    } catch (error: unknown) {
+      // kafkajs' parser throws on a group's error code.
+      if (refused((error as { code?: number }).code))
+        throw brokerError(GROUP_AUTHORIZATION_FAILED, operation, { groupId });
+      return;
+    }
+    if (refused(answer.groups[0]?.errorCode))
+      throw brokerError(GROUP_AUTHORIZATION_FAILED, operation, { groupId });
   }
 
   /**

@@ -49,7 +49,7 @@ export class CoordinatorLanes {
       const final = attempt === 1;
       let outcome: CoordinatorAttempt<T>;
       try {
-        const broker = await this.coordinator(lane, groupId);
+        const broker = await this.coordinator(lane, groupId, operation);
         outcome = await call(broker, final);
       } catch (error: unknown) {
         this.coordinators.delete(groupId);
@@ -74,10 +74,14 @@ export class CoordinatorLanes {
   }
 
   /** The group's coordinator on `lane`: the remembered node when there is one, else FindCoordinator. */
-  private async coordinator(lane: ClusterConnection, groupId: string): Promise<InternalBroker> {
+  private async coordinator(
+    lane: ClusterConnection,
+    groupId: string,
+    operation: string,
+  ): Promise<InternalBroker> {
     const known = this.coordinators.get(groupId);
     if (known !== undefined) return lane.findBroker(known);
-    const { broker, nodeId } = await lane.findGroupCoordinator(groupId);
+    const { broker, nodeId } = await lane.findGroupCoordinator(groupId, operation);
     if (nodeId !== undefined) this.coordinators.set(groupId, nodeId);
     return broker;
   }

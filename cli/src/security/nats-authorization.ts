@@ -51,12 +51,14 @@ function passwordVariable(user: string): string {
 /** The block as nats-server configuration text. */
 export function natsAuthorizationBlock(users: readonly DeploymentNatsUser[]): string {
   const list = (subjects: readonly string[]) => subjects.map((s) => JSON.stringify(s)).join(', ');
+  const deny = (subjects: readonly string[] | undefined) =>
+    subjects === undefined || subjects.length === 0 ? '' : `, deny: [${list(subjects)}]`;
   const lines = ['authorization {', '  users = ['];
   for (const u of users) {
     lines.push(
       `    # ${u.serves}`,
       `    { user: ${JSON.stringify(u.user)}, password: $${passwordVariable(u.user)}, permissions: {`,
-      `        publish: { allow: [${list(u.permissions.publish.allow)}] }`,
+      `        publish: { allow: [${list(u.permissions.publish.allow)}]${deny(u.permissions.publish.deny)} }`,
       `        subscribe: { allow: [${list(u.permissions.subscribe.allow)}] }`,
       '    } }',
     );

@@ -51,7 +51,7 @@ export {
   WatchLinksRequest,
   type OffsetSyncHealthServer,
 } from './gen/offsetsync/v1/health_service.js';
-export { Names, type GroupPartition } from './subjects.js';
+export { Names, type GroupPartition, type StreamKind } from './subjects.js';
 export { formatCommitMetadata, parseCommitMetadata, type CommitMark } from './commit-mark.js';
 export {
   Anchor,

@@ -19,6 +19,9 @@ export interface GroupPartition {
  *   <prefix>.applied.<source>.<target>.<group>.<topic>.<partition>
  *   <prefix>.heartbeat.<role>.<instance>
  */
+/** The kinds of stream offsetsync keeps. */
+export type StreamKind = 'committed' | 'translated' | 'applied' | 'heartbeats';
+
 export class Names {
   readonly prefix: string;
 
@@ -69,8 +72,22 @@ export class Names {
     return role === undefined ? `${this.prefix}.heartbeat.>` : `${this.prefix}.heartbeat.${token(role)}.*`;
   }
 
-  stream(kind: 'committed' | 'translated' | 'applied' | 'heartbeats'): string {
+  stream(kind: StreamKind): string {
     return `${this.prefix.toUpperCase()}_${kind.toUpperCase()}`;
+  }
+
+  /** Every subject of the stream `kind`: what it stores, and what reading all of it filters on. */
+  streamFilter(kind: StreamKind): string {
+    switch (kind) {
+      case 'committed':
+        return this.committedFilter();
+      case 'translated':
+        return this.translatedFilter();
+      case 'applied':
+        return this.appliedFilter();
+      case 'heartbeats':
+        return this.heartbeatFilter();
+    }
   }
 
   /** JetStream KV bucket names. */

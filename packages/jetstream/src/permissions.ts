@@ -3,7 +3,7 @@
 // `offsetsync security nats`, shown in docs/security.md) cannot drift from the code. Stream, consumer and
 // KV bucket creation is in none of them but `provision`'s: the long-running services only read stream and
 // consumer info, fetch from their own durable consumers, and publish on their own subjects.
-import type { Names } from '@offsetsync/contracts';
+import type { Names, StreamKind } from '@offsetsync/contracts';
 import { committerDurable, translatorDurable } from './durable-consumers.js';
 
 /** The roles that get NATS credentials of their own. */
@@ -19,8 +19,8 @@ export interface NatsRoleScope {
   target?: string;
 }
 
-/** The kinds of stream offsetsync keeps. */
-export type StreamKind = Parameters<Names['stream']>[0];
+/** The streams health reads (all of them but the applied-versions bucket's). */
+const HEALTH_STREAM_KINDS: readonly StreamKind[] = ['committed', 'translated', 'applied', 'heartbeats'];
 
 /**
  * The streams each role reads, publishes to or looks up: the ones whose info it may ask for, and the
@@ -35,9 +35,12 @@ export const STREAMS_OF_ROLE: Readonly<Record<NatsRole, readonly StreamKind[]>> 
   provision: ['committed', 'translated', 'applied', 'heartbeats'],
 };
 
-/** A nats-server `permissions` block: subjects allowed, everything else denied. */
+/**
+ * A nats-server `permissions` block: subjects allowed, everything else denied; a subject both allowed and
+ * denied is denied (nats-server's rule).
+ */
 export interface NatsPermissions {
-  publish: { allow: string[] };
+  publish: { allow: string[]; deny?: string[] };
   subscribe: { allow: string[] };
 }
 
@@ -127,21 +130,35 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
       };
     }
     case 'health': {
-      const every = Object.values(streams);
+      // Health reads every stream through consumers of its own: ephemeral pull consumers (`health_<nuid>`,
+      // see services/health/src/event-feed.ts) it names itself, so every request carries the name in its
+      // subject. A name is one token and the durables' names cannot be told from its own by a wildcard,
+      // so the durables are denied by name: health cannot create, update or pull from them. (The unnamed
+      // `CONSUMER.CREATE.<stream>` form is not granted: its payload may name a durable and update it.)
+      const readable = HEALTH_STREAM_KINDS.map((kind) => ({
+        stream: streams[kind],
+        filter: names.streamFilter(kind),
+      }));
+      const durables = scope.links.flatMap(({ source, target }) => [
+        { stream: streams.committed, durable: translatorDurable(source, target) },
+        { stream: streams.translated, durable: committerDurable(source, target) },
+      ]);
       return {
         publish: {
           allow: [
             names.heartbeatFilter('health'),
             own.accountInfo,
             ...own.streamInfo,
-            // Ordered consumers: ephemeral, created and deleted by the health service as it reads.
-            ...every.map((stream) => `${api}.CONSUMER.CREATE.${stream}`),
-            ...every.map((stream) => `${api}.CONSUMER.CREATE.${stream}.*.>`),
-            ...every.map((stream) => `${api}.CONSUMER.DELETE.${stream}.*`),
-            ...every.map((stream) => `${api}.CONSUMER.INFO.${stream}.*`),
-            // Flow control replies of push consumers.
-            `$JS.FC.>`,
+            ...readable.flatMap(({ stream, filter }) => [
+              `${api}.CONSUMER.CREATE.${stream}.*.${filter}`,
+              `${api}.CONSUMER.INFO.${stream}.*`,
+              `${api}.CONSUMER.MSG.NEXT.${stream}.*`,
+            ]),
           ],
+          deny: durables.flatMap(({ stream, durable }) => [
+            `${api}.CONSUMER.CREATE.${stream}.${durable}.>`,
+            `${api}.CONSUMER.MSG.NEXT.${stream}.${durable}`,
+          ]),
         },
         subscribe: { allow: [own.inbox] },
       };

@@ -34,14 +34,14 @@ export interface StreamSpec {
 export function streamSpecs(names: Names, replicas: number): StreamSpec[] {
   const common = { maxMsgsPerSubject: 1, duplicateWindowMs: 120_000, maxAgeMs: 0, replicas };
   return [
-    { ...common, name: names.stream('committed'), subjects: [names.committedFilter()] },
-    { ...common, name: names.stream('translated'), subjects: [names.translatedFilter()] },
-    { ...common, name: names.stream('applied'), subjects: [names.appliedFilter()] },
+    { ...common, name: names.stream('committed'), subjects: [names.streamFilter('committed')] },
+    { ...common, name: names.stream('translated'), subjects: [names.streamFilter('translated')] },
+    { ...common, name: names.stream('applied'), subjects: [names.streamFilter('applied')] },
     // A heartbeat older than a day says nothing about what runs now.
     {
       ...common,
       name: names.stream('heartbeats'),
-      subjects: [names.heartbeatFilter()],
+      subjects: [names.streamFilter('heartbeats')],
       maxAgeMs: 86_400_000,
     },
   ];

@@ -1,5 +1,5 @@
 // The health worker over in-memory streams: no NATS. Intake -> read -> fold -> correlate -> publish, and
-// a stream that cannot be read any more in the heartbeats.
+// a stream that cannot be read in the heartbeats until it is read again.
 import { metrics, trace } from '@opentelemetry/api';
 import type { NatsConnection } from 'nats';
 import pino from 'pino';
@@ -10,28 +10,51 @@ import { HealthWorker } from './health-worker.js';
 
 const names = new Names('t');
 
-/** Streams by filter: each subscription delivers `heartbeats`, then fails with `failure` (or waits until unsubscribed). */
+/**
+ * Streams by name, read the way the event feed reads them (a consumer per attempt, pulls): the first
+ * consumer delivers `heartbeats`, and its next pull fails with `failure` if one is given; every later
+ * consumer delivers nothing, each pull ending after a moment (the stream is readable again).
+ */
 function fakeStreams(contents: Record<string, { heartbeats: Heartbeat[]; failure?: Error }>) {
-  const subscribe = (filter: string) => {
-    const stream = contents[filter] ?? { heartbeats: [] };
-    let unsubscribed: () => void = () => undefined;
-    const ended = new Promise<void>((resolve) => (unsubscribed = resolve));
-    async function* deliver() {
-      let seq = 0;
-      for (const event of stream.heartbeats) {
-        const { headers, payload } = encodeEvent({ type: 'Heartbeat', event }, { subject: filter });
-        yield { subject: filter, headers, data: payload, info: { streamSequence: ++seq } };
+  const consumersMade = new Map<string, number>();
+  const get = (stream: string) => {
+    const made = consumersMade.get(stream) ?? 0;
+    consumersMade.set(stream, made + 1);
+    const { heartbeats, failure } = contents[stream] ?? { heartbeats: [] };
+    let pulls = 0;
+    const fetch = () => {
+      pulls += 1;
+      const first = made === 0 && pulls === 1;
+      if (made === 0 && pulls === 2 && failure !== undefined) return Promise.reject(failure);
+      let stopped = false;
+      async function* deliver() {
+        if (first) {
+          let seq = 0;
+          for (const event of heartbeats) {
+            const subject = names.heartbeat('collector', event.instanceId);
+            const { headers, payload } = encodeEvent({ type: 'Heartbeat', event }, { subject });
+            seq += 1;
+            yield { subject, headers, data: payload, info: { streamSequence: seq, deliverySequence: seq } };
+          }
+        }
+        for (let waited = 0; !stopped && waited < 5; waited++)
+          await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      if (stream.failure !== undefined) throw stream.failure;
-      await ended;
-    }
-    return Promise.resolve({ unsubscribe: () => unsubscribed(), [Symbol.asyncIterator]: deliver });
+      return Promise.resolve({ stop: () => (stopped = true), [Symbol.asyncIterator]: deliver });
+    };
+    return Promise.resolve({ fetch });
   };
   const jsm = {
-    streams: { info: () => Promise.resolve({ state: { messages: 0, last_seq: 0 } }) },
+    streams: {
+      info: (stream: string) => {
+        const messages = contents[stream]?.heartbeats.length ?? 0;
+        return Promise.resolve({ state: { messages, last_seq: messages } });
+      },
+    },
+    consumers: { add: () => Promise.resolve({}) },
   };
   return {
-    jetstream: () => ({ subscribe }),
+    jetstream: () => ({ consumers: { get } }),
     jetstreamManager: () => Promise.resolve(jsm),
   } as unknown as NatsConnection;
 }
@@ -51,7 +74,7 @@ function context(nats: NatsConnection): ServiceContext {
 }
 
 describe('health worker', () => {
-  it('folds the heartbeats it reads into the links, and reports a stream it can no longer read', async () => {
+  it('folds the heartbeats it reads into the links, and reports a stream it cannot read until it reads it again', async () => {
     const now = Date.now();
     const collector = Heartbeat.fromPartial({
       role: ServiceRole.SERVICE_ROLE_COLLECTOR,
@@ -63,7 +86,7 @@ describe('health worker', () => {
     const worker = new HealthWorker(
       context(
         fakeStreams({
-          [names.heartbeatFilter()]: { heartbeats: [collector], failure: new Error('consumer deleted') },
+          [names.stream('heartbeats')]: { heartbeats: [collector], failure: new Error('consumer deleted') },
         }),
       ),
       () => now,
@@ -81,5 +104,8 @@ describe('health worker', () => {
         }),
       ]),
     );
+    // A new consumer reads the stream again: the problem is gone, the heartbeat already read not read twice.
+    await vi.waitFor(() => expect(worker.heartbeat.problems()).toEqual([]));
+    expect(worker.heartbeat.progress().eventsByOutcome).toEqual({ read: 1 });
   });
 });

@@ -62,6 +62,7 @@ export class HealthWorker implements ServiceWorker {
       names: context.names,
       onMessage: (stream, message) => this.take(stream, message),
       onFailure: (stream, error) => this.streamFailed(stream, error),
+      onRecovery: (stream) => this.streamRecovered(stream),
     });
     this.heartbeat = {
       progress: () =>
@@ -150,9 +151,9 @@ export class HealthWorker implements ServiceWorker {
     this.lastEventAtMs = this.clock();
   }
 
-  /** A stream that cannot be read any more: logged, and reported in the heartbeats until a restart. */
+  /** A stream that cannot be read: logged, and reported in the heartbeats until it is read again. */
   private streamFailed(stream: HealthStream, error: unknown): void {
-    this.context.logger.error({ err: error, kind: stream }, 'reading a stream failed');
+    this.context.logger.error({ err: error, kind: stream }, 'reading a stream failed; trying again');
     this.problems.fail(
       readArea(stream),
       new OffsetSyncError(`reading the ${stream} stream failed`, {
@@ -160,5 +161,10 @@ export class HealthWorker implements ServiceWorker {
         cause: error,
       }),
     );
+  }
+
+  private streamRecovered(stream: HealthStream): void {
+    this.context.logger.info({ kind: stream }, 'reading the stream again');
+    this.problems.recover(readArea(stream));
   }
 }

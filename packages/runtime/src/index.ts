@@ -23,6 +23,7 @@ export { type Telemetry } from './telemetry/telemetry.js';
 export { bindServer, serverCredentials, shutdownServer } from './probes/grpc-server.js';
 export { HealthStatusBoard, healthServer, ServingStatus } from './probes/health-status-board.js';
 export { type HeartbeatState } from './heartbeat/heartbeat-publisher.js';
+export { doublingBackoffMs, type BackoffSettings } from './lifecycle/doubling-backoff.js';
 export { ProblemBoard } from './heartbeat/problem-board.js';
 export {
   runServiceMain,

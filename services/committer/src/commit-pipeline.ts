@@ -31,7 +31,7 @@ import { Reservations } from './pipeline/reservations.js';
 import { TargetCalls } from './pipeline/target-calls.js';
 import type { InboundMessage, ProblemReporter, TargetCluster } from './pipeline/work-item.js';
 import { Refusals } from './refusals.js';
-import type { BackoffSettings } from './retry-backoff.js';
+import type { BackoffSettings } from '@offsetsync/runtime';
 import { byGroup } from './translation-coalescer.js';
 
 export type { InboundMessage, ProblemReporter, TargetCluster } from './pipeline/work-item.js';

@@ -13,6 +13,7 @@ import {
 } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import {
+  doublingBackoffMs,
   ProblemBoard,
   type CommitterConfig,
   type HeartbeatState,
@@ -27,7 +28,6 @@ import { CommitPipeline } from './commit-pipeline.js';
 import { LogBoundsCache } from './log-bounds-cache.js';
 import { OutcomeCounters } from './outcome-counters.js';
 import { Refusals } from './refusals.js';
-import { retryDelayMs } from './retry-backoff.js';
 import { targetCommitTime } from './target-commit-time.js';
 
 /** Batches handled at once (never two with the same key). */
@@ -198,7 +198,7 @@ export class CommitterWorker implements ServiceWorker {
         return;
       } catch (error: unknown) {
         if (this.stopping) return;
-        const delayMs = retryDelayMs(attempt, {
+        const delayMs = doublingBackoffMs(attempt, {
           minMs: this.settings.retryBackoffMinMs,
           maxMs: this.settings.retryBackoffMaxMs,
         });

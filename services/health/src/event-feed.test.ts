@@ -2,7 +2,7 @@
 // needed, how long it waits after failures. (Against nats-server: test/integration/health-event-feed.)
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { backoffMs, step, type Cursor } from './event-feed.js';
+import { step, type Cursor } from './event-feed.js';
 
 describe('step', () => {
   it('reads a message that continues the delivery sequence and moves the cursor past it', () => {
@@ -41,14 +41,5 @@ describe('step', () => {
         },
       ),
     );
-  });
-});
-
-describe('backoffMs', () => {
-  it('doubles from the minimum and stops at the maximum', () => {
-    const retry = { minMs: 250, maxMs: 10_000 };
-    expect([1, 2, 3, 6, 7, 1000].map((n) => backoffMs(n, retry))).toEqual([
-      250, 500, 1000, 8000, 10_000, 10_000,
-    ]);
   });
 });

@@ -23,6 +23,7 @@ import {
   type JsMsg,
 } from 'nats';
 import { type Names } from '@offsetsync/contracts';
+import { doublingBackoffMs } from '@offsetsync/runtime';
 import { HEALTH_STREAMS, type HealthStream } from './health-events.js';
 
 /** Options of {@link EventFeed}. */
@@ -71,11 +72,6 @@ export function step(cursor: Cursor, message: { streamSequence: number; delivery
   if (message.streamSequence < cursor.nextSequence)
     return { take: false, cursor: { ...cursor, lastDelivery } };
   return { take: true, cursor: { nextSequence: message.streamSequence + 1, lastDelivery } };
-}
-
-/** Doubling backoff: `minMs` after the first failure in a row, never more than `maxMs`. Pure. */
-export function backoffMs(failuresInARow: number, retry: { minMs: number; maxMs: number }): number {
-  return Math.min(retry.maxMs, retry.minMs * 2 ** Math.min(Math.max(failuresInARow - 1, 0), 30));
 }
 
 /** A gap in the consumer's delivery sequence. */
@@ -181,7 +177,9 @@ class StreamFollower {
         failuresInARow += 1;
         this.failing = true;
         this.options.onFailure(this.kind, error);
-        await this.sleep(backoffMs(failuresInARow, this.options.retry ?? { minMs: 250, maxMs: 10_000 }));
+        await this.sleep(
+          doublingBackoffMs(failuresInARow, this.options.retry ?? { minMs: 250, maxMs: 10_000 }),
+        );
       } finally {
         this.pulling = undefined;
       }

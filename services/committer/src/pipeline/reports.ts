@@ -15,8 +15,8 @@ import {
   type Version,
 } from '@offsetsync/contracts';
 import type { StreamMessage } from '@offsetsync/jetstream';
+import { doublingBackoffMs, type BackoffSettings } from '@offsetsync/runtime';
 import type { OutcomeCounters } from '../outcome-counters.js';
-import { retryDelayMs, type BackoffSettings } from '../retry-backoff.js';
 import type { AppliedOutcomeName, AppliedReport, Link, WorkItem } from './work-item.js';
 
 const SKIP_REASONS: Record<Exclude<AppliedOutcomeName, 'APPLIED'>, SkipReason> = {
@@ -134,7 +134,7 @@ export class Reports {
         if (fate.report.detail !== '') item.span.setAttribute('offsetsync.detail', fate.report.detail);
         this.options.counters.add(fate.counted);
       } else {
-        item.message.nak(retryDelayMs(item.message.info.redeliveryCount, this.options.backoff));
+        item.message.nak(doublingBackoffMs(item.message.info.redeliveryCount, this.options.backoff));
         item.span.setAttribute('offsetsync.outcome', 'retried');
         item.span.recordException(fate.error);
         this.options.counters.add('retried');

@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { retryDelayMs } from './retry-backoff.js';
+import { doublingBackoffMs } from './doubling-backoff.js';
 
-describe('retryDelayMs', () => {
+describe('doublingBackoffMs', () => {
   it('doubles from the minimum up to the cap', () => {
     const settings = { minMs: 100, maxMs: 1000 };
-    expect([1, 2, 3, 4, 5, 100].map((n) => retryDelayMs(n, settings))).toEqual([
+    expect([1, 2, 3, 4, 5, 100].map((n) => doublingBackoffMs(n, settings))).toEqual([
       100, 200, 400, 800, 1000, 1000,
     ]);
   });
@@ -18,10 +18,10 @@ describe('retryDelayMs', () => {
         fc.integer({ min: 0, max: 5_000 }),
         (minMs, extra, n) => {
           const settings = { minMs, maxMs: minMs + extra };
-          const delay = retryDelayMs(n, settings);
+          const delay = doublingBackoffMs(n, settings);
           expect(delay).toBeGreaterThanOrEqual(minMs);
           expect(delay).toBeLessThanOrEqual(settings.maxMs);
-          expect(retryDelayMs(n + 1, settings)).toBeGreaterThanOrEqual(delay);
+          expect(doublingBackoffMs(n + 1, settings)).toBeGreaterThanOrEqual(delay);
         },
       ),
     );

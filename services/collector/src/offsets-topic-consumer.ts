@@ -5,7 +5,7 @@
 import kafkajs, { type Consumer, type EachBatchPayload, type Kafka } from 'kafkajs';
 import { ErrorCodes, isOffsetSyncError, OffsetSyncError, type ErrorCode } from '@offsetsync/contracts';
 import { toOffsetSyncError } from '@offsetsync/kafka';
-import { type Logger } from '@offsetsync/runtime';
+import { doublingBackoffMs, type Logger } from '@offsetsync/runtime';
 import type { RawOffsetsRecord } from './offsets-topic-decoder.js';
 
 const { KafkaJSError, KafkaJSNonRetriableError } = kafkajs;
@@ -44,6 +44,8 @@ export class OffsetsTopicConsumer {
   private stopping = false;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /** Whether the current consumer lifetime joined the group: its failure starts the backoff again. */
+  private joined = false;
 
   constructor(private readonly options: OffsetsTopicConsumerOptions) {}
 
@@ -59,22 +61,21 @@ export class OffsetsTopicConsumer {
   }
 
   private async runForever(): Promise<void> {
-    const min = this.options.retryMinMs ?? 500;
-    const max = this.options.retryMaxMs ?? 30_000;
-    let delay = min;
+    const backoff = { minMs: this.options.retryMinMs ?? 500, maxMs: this.options.retryMaxMs ?? 30_000 };
+    let failuresInARow = 0;
     while (!this.stopping) {
+      this.joined = false;
       const crashed = await this.explained(await this.runOnce());
       if (this.stopping) break;
+      // A lifetime that joined the group ends a run of failures: its failure is retried soon again.
+      failuresInARow = this.joined ? 1 : failuresInARow + 1;
+      const retryInMs = doublingBackoffMs(failuresInARow, backoff);
       this.options.onProblem(crashed);
-      this.options.logger.error(
-        { err: crashed, retryInMs: delay },
-        `cannot read ${this.options.topic}; retrying`,
-      );
+      this.options.logger.error({ err: crashed, retryInMs }, `cannot read ${this.options.topic}; retrying`);
       await new Promise<void>((resolve) => {
         this.wake = resolve;
-        setTimeout(resolve, delay).unref();
+        setTimeout(resolve, retryInMs).unref();
       });
-      delay = Math.min(max, delay * 2);
     }
   }
 
@@ -90,9 +91,11 @@ export class OffsetsTopicConsumer {
         const named = error.details?.resource;
         const resource = typeof named === 'string' ? named : `GROUP:${this.options.groupId}`;
         const missingAcl = `ALLOW READ on ${resource}`;
-        return new OffsetSyncError(`${crashed.message}: not authorized: missing ACL ${missingAcl}`, {
+        // The cause is kafkajs' failure: the explaining call's own refusal (of a DESCRIBE) would mislead.
+        const group = this.options.groupId;
+        return new OffsetSyncError(`cannot join ${group}: not authorized: missing ACL ${missingAcl}`, {
           code: error.code,
-          cause: error,
+          cause: crashed.cause,
           details: { ...error.details, resource, aclOperation: 'READ', missingAcl },
         });
       }
@@ -124,6 +127,7 @@ export class OffsetsTopicConsumer {
         );
       });
       consumer.on(consumer.events.GROUP_JOIN, (event) => {
+        this.joined = true;
         this.options.onProblem(undefined);
         this.options.logger.info(
           { assigned: event.payload.memberAssignment, groupProtocol: event.payload.groupProtocol },
@@ -156,9 +160,11 @@ export class OffsetsTopicConsumer {
     const reason = await Promise.race([
       ended,
       new Promise<OffsetSyncError>((resolve) =>
-        consumer.on(consumer.events.STOP, () =>
-          resolve(new OffsetSyncError('consumer stopped', { code: ErrorCodes.LIFECYCLE })),
-        ),
+        consumer.on(consumer.events.STOP, () => {
+          if (this.stopping) resolve(new OffsetSyncError('consumer stopped', { code: ErrorCodes.LIFECYCLE }));
+          // kafkajs disconnects a crashed consumer (STOP) before it reports the crash: the crash is the reason.
+          else setTimeout(() => resolve(stoppedUnasked()), CRASH_REPORT_GRACE_MS).unref();
+        }),
       ),
     ]);
     await consumer.disconnect().catch(() => undefined);
@@ -180,6 +186,15 @@ export class OffsetsTopicConsumer {
   private eachBatch(payload: EachBatchPayload): Promise<void> {
     return handleInChunks(payload, MAX_RECORDS_AT_ONCE, this.options.handleBatch);
   }
+}
+
+/** How long a consumer kafkajs stopped by itself is given to report its crash. */
+const CRASH_REPORT_GRACE_MS = 1_000;
+
+function stoppedUnasked(): OffsetSyncError {
+  return new OffsetSyncError('the offsets-topic consumer stopped without reporting why', {
+    code: ErrorCodes.KAFKA_BROKER_ERROR,
+  });
 }
 
 /** Whether `error` is, or wraps, kafkajs' "Failed to find group coordinator". */

@@ -21,4 +21,4 @@ export type {
 export { toOffsetSyncError } from './kafka-errors.js';
 export { recordFingerprint } from './record-fingerprint.js';
 export { identityClasses, previousIdentical } from './identical-records.js';
-export { kafkaAclsCommand, requiredKafkaAcls, type KafkaRole } from './required-acls.js';
+export { kafkaAclsCommand, requiredKafkaAcls, type KafkaRole, type RequiredAcl } from './required-acls.js';

@@ -49,13 +49,9 @@ export function requiredKafkaAcls(role: KafkaRole, context: AclContext): Require
         },
       ];
     case 'translator':
+      // The translator connects to its target only: the collector already anchored each commit to
+      // the source records it needs.
       return [
-        {
-          cluster: 'source',
-          ...everyTopic,
-          operation: 'READ',
-          why: 'the records around each committed offset',
-        },
         {
           cluster: 'target',
           ...everyTopic,

@@ -234,6 +234,8 @@ function setup(
   const published: { subject: string; msgId: string; event: OffsetApplied; kind: string }[] = [];
   const counters = new OutcomeCounters(metrics.getMeter('test'));
   const problems = new ProblemBoard(() => NOW);
+  /** The messages of the pipeline's warnings and errors. */
+  const warnings: string[] = [];
   const pipeline = new CommitPipeline({
     names,
     source: 'src',
@@ -257,12 +259,15 @@ function setup(
     activeGroups: new ActiveGroups(30_000),
     backoff: { minMs: 100, maxMs: 1000 },
     tracer: new BasicTracerProvider().getTracer('test'),
-    logger: pino({ level: 'silent' }),
+    logger: pino(
+      { level: 'warn' },
+      { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+    ),
     problems,
     clock: options.clock ?? (() => NOW),
     ...(options.beforeCommit === undefined ? {} : { beforeCommit: options.beforeCommit }),
   });
-  return { pipeline, store, cluster, published, counters, problems };
+  return { pipeline, store, cluster, published, counters, problems, warnings };
 }
 
 const codes = (problems: ProblemBoard) => problems.list().map((p) => p.code);
@@ -846,7 +851,7 @@ describe('CommitPipeline', () => {
   });
 
   it('hands back, without committing, a translation whose bounds cannot be read or whose partition is missing', async () => {
-    const { pipeline, cluster, problems, counters } = setup();
+    const { pipeline, cluster, problems, counters, warnings } = setup();
     cluster.bounds.set(
       'orders/0',
       new OffsetSyncError('partition orders-0 does not exist on the cluster', {
@@ -858,6 +863,11 @@ describe('CommitPipeline', () => {
     expect(missing.settled).toBe('nak');
     expect(cluster.commitCalls).toEqual([]);
     expect(codes(problems)).toEqual(['PARTITION_MISSING']);
+    // Logged once: its redelivery is the same problem, on the heartbeat only.
+    await pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 5 })]);
+    expect(warnings).toEqual([
+      'could not read the log bounds of target partitions; their events are not committed until they can be checked',
+    ]);
 
     cluster.bounds.delete('orders/0');
     cluster.failCalls = new OffsetSyncError('no broker', { code: ErrorCodes.KAFKA_UNREACHABLE });
@@ -871,7 +881,7 @@ describe('CommitPipeline', () => {
     await pipeline.handleBatch([fine]);
     expect(fine.settled).toBe('ack');
     expect(problems.list()).toEqual([]);
-    expect(counters.snapshot()).toEqual({ retried: 2, applied: 1 });
+    expect(counters.snapshot()).toEqual({ retried: 3, applied: 1 });
   });
 
   it('rejects without settling when the events cannot be published', async () => {

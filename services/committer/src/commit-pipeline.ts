@@ -108,7 +108,7 @@ export class CommitPipeline {
     const link = { source: options.source, target: options.target };
     const { names, logger, counters, problems } = options;
     const onHandled = (version: Version | undefined) => this.noteHandled(version);
-    const target = new TargetCalls(options.cluster, problems);
+    const target = new TargetCalls(options.cluster, problems, logger);
     const reservations = new Reservations({
       link,
       store: options.store,

@@ -54,7 +54,13 @@ describe('Refusals', () => {
   it('files each kind under its own area and logs the first refusal after a quiet spell at once', () => {
     const { refusals, problems, lines, error, advance } = setup();
     const areas = new Set<string>();
-    const spy = { fail: (area: string) => areas.add(area), recover: () => undefined };
+    const spy = {
+      fail: (area: string) => {
+        areas.add(area);
+        return true;
+      },
+      recover: () => undefined,
+    };
     const tracked = new Refusals({ logger: pino({ level: 'silent' }), problems: spy, clock: () => 0 });
     tracked.refused('foreign_link', error('a'), {});
     tracked.refused('out_of_log_bounds', error('b'), {});

@@ -143,6 +143,8 @@ function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits
   const stored = new Map<string, TranslationRank>();
   const problems = new ProblemBoard(() => NOW);
   const counts: string[] = [];
+  /** The messages of the pipeline's warnings and errors. */
+  const warnings: string[] = [];
   let publishFailure: Error | undefined;
   const pipeline = new TranslationPipeline({
     names,
@@ -167,13 +169,16 @@ function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits
     pendingRetry: { minMs: 50, maxMs: 500 },
     ...(revisions === undefined ? {} : { revisions }),
     tracer: new BasicTracerProvider().getTracer('test'),
-    logger: pino({ level: 'silent' }),
+    logger: pino(
+      { level: 'warn' },
+      { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+    ),
     record: (outcome) => counts.push(outcome),
     problems,
     clock: () => time.nowMs,
   });
   const failPublish = (error: Error | undefined) => (publishFailure = error);
-  return { pipeline, locator, published, stored, problems, counts, failPublish, time };
+  return { pipeline, locator, published, stored, problems, counts, warnings, failPublish, time };
 }
 
 const codes = (problems: ProblemBoard) => problems.list().map((p) => p.code);
@@ -335,7 +340,7 @@ describe('TranslationPipeline', () => {
   });
 
   it('files a target that cannot be read under its code, leaves the batch unsettled, and clears it once reads work', async () => {
-    const { pipeline, locator, problems } = setup();
+    const { pipeline, locator, problems, warnings } = setup();
     locator.fail = new OffsetSyncError('no broker', { code: ErrorCodes.KAFKA_UNREACHABLE });
     const message = commit(0, 30);
     await expect(pipeline.handleBatch([message])).rejects.toThrow('no broker');
@@ -351,6 +356,11 @@ describe('TranslationPipeline', () => {
     expect(unreadable.settled).toEqual(['nak 50']);
     expect(problems.list()).toMatchObject([
       { code: ErrorCodes.KAFKA_BROKER_ERROR, detail: 'broker said no' },
+    ]);
+    // Logged once: its retry is the same problem, on the heartbeat only.
+    await pipeline.handleBatch([commit(0, 31, { deliveries: 2 })]);
+    expect(warnings).toEqual([
+      'cannot read the target around an anchor; its translations wait and are retried',
     ]);
 
     await pipeline.handleBatch([commit(0, 32)]);

@@ -246,9 +246,14 @@ export class TranslationPipeline {
         this.options.positions.forget(source, target, event.topic, event.partition);
     });
     // A partition that could not be read leaves its translation pending: retried, and reported here.
+    // One log line per new problem (a retry of the same one is on the heartbeat, not in the log).
     const [failure] = readFailures(located);
     if (failure === undefined) this.options.problems?.recover(TranslatorAreas.locateAnchors);
-    else this.options.problems?.fail(TranslatorAreas.locateAnchors, failure);
+    else if (this.options.problems?.fail(TranslatorAreas.locateAnchors, failure) ?? true)
+      this.options.logger.warn(
+        { err: failure, source, target },
+        'cannot read the target around an anchor; its translations wait and are retried',
+      );
     return located;
   }
 

@@ -22,6 +22,24 @@ describe('problem board', () => {
     expect(board.list()).toEqual([]);
   });
 
+  it('says a problem is new when its area had none, or one of another code or resource, not on a retry', () => {
+    const board = new ProblemBoard(() => 1);
+    const denied = (resource: string) =>
+      new OffsetSyncError(`not authorized on ${resource}`, {
+        code: ErrorCodes.NOT_AUTHORIZED,
+        details: { resource },
+      });
+    expect(board.fail('read', unreachable)).toBe(true);
+    expect(board.fail('read', unreachable)).toBe(false);
+    expect(board.fail('read', brokerError)).toBe(true);
+    expect(board.fail('read', denied('TOPIC:a'))).toBe(true);
+    expect(board.fail('read', denied('TOPIC:a'))).toBe(false);
+    expect(board.fail('read', denied('TOPIC:b'))).toBe(true);
+    expect(board.fail('commit', denied('TOPIC:b'))).toBe(true);
+    board.recover('read');
+    expect(board.fail('read', denied('TOPIC:b'))).toBe(true);
+  });
+
   it('clears a problem of any code once its area recovers (a broker error does not outlive the outage)', () => {
     const board = new ProblemBoard(() => 1);
     board.fail('kafka', unreachable);

@@ -21,15 +21,20 @@ export class ProblemBoard {
   /**
    * Records that `area` failed with `error`: under the error's code (INTERNAL for an error offsetsync did
    * not classify). The outage started when the area first failed, whatever codes it went through.
+   * Returns whether the problem is new: the area had none, or one of another code or resource. A caller
+   * that retries often logs only new problems, so that one outage is one log line, not one per retry.
    */
-  fail(area: string, error: unknown): void {
+  fail(area: string, error: unknown): boolean {
     const code = isOffsetSyncError(error) ? error.code : ErrorCodes.INTERNAL;
+    const resource = resourceOf(error);
+    const before = this.areas.get(area);
     this.areas.set(area, {
       code,
       detail: describe(error),
-      sinceMs: this.areas.get(area)?.sinceMs ?? this.clock(),
-      resource: resourceOf(error),
+      sinceMs: before?.sinceMs ?? this.clock(),
+      resource,
     });
+    return before === undefined || before.code !== code || before.resource !== resource;
   }
 
   /** Records that `area` works again: its problem is gone. */

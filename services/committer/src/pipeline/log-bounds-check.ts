@@ -86,9 +86,14 @@ export class LogBoundsCheck {
       return items.filter((item) => item.fate === undefined);
     }
 
+    // One log line per new problem (a retry of the same one is on the heartbeat, not in the log).
     const failures = [...fresh.values()].filter((answer) => isOffsetSyncError(answer));
     if (failures.length === 0) this.options.problems?.recover(PipelineAreas.readLogBounds);
-    else this.options.problems?.fail(PipelineAreas.readLogBounds, failures[0]);
+    else if (this.options.problems?.fail(PipelineAreas.readLogBounds, failures[0]) ?? true)
+      this.options.logger.warn(
+        { err: failures[0], partitions: failures.length },
+        'could not read the log bounds of target partitions; their events are not committed until they can be checked',
+      );
     const now = this.options.clock();
     for (const item of unsure) {
       const answer = fresh.get(partitionKey(item));

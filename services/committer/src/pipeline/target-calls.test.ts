@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes, OffsetSyncError, OffsetTranslated, parseCommitMetadata } from '@offsetsync/contracts';
 import type { CommitAnswer } from '@offsetsync/kafka';
@@ -52,7 +53,12 @@ describe('TargetCalls', () => {
       commitOffsets: () =>
         fail.commit ? Promise.reject(fail.commit) : Promise.resolve([answer(fail.answer)]),
     };
-    const calls = new TargetCalls(cluster, problems);
+    const warnings: string[] = [];
+    const logger = pino(
+      { level: 'warn' },
+      { write: (line: string) => warnings.push((JSON.parse(line) as { msg: string }).msg) },
+    );
+    const calls = new TargetCalls(cluster, problems, logger);
     const codes = () => problems.list().map((p) => p.code);
 
     fail = {
@@ -62,6 +68,9 @@ describe('TargetCalls', () => {
     await expect(calls.fetchCommittedOffsets('g', ['t'])).rejects.toThrow('down');
     await calls.commitOffsets('g', []);
     expect(codes()).toEqual([ErrorCodes.KAFKA_UNREACHABLE, ErrorCodes.KAFKA_BROKER_ERROR]);
+    // A refused partition is logged once, not on every retry (a thrown error is its caller's to log).
+    await calls.commitOffsets('g', []);
+    expect(warnings).toEqual(['the target refused to commit partitions of a group; its events are retried']);
 
     // A group with live members is the group's state, not a problem of the committer.
     fail = { answer: groupActive() };

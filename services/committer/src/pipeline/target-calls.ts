@@ -1,8 +1,11 @@
 // The commit pipeline's calls to the target cluster: OffsetFetch of a group's committed offsets and an
 // admin-style OffsetCommit of a group's partitions with offsetsync's mark in the metadata. Every call
-// files what went wrong under its area of the heartbeat problems, and clears it when the call works.
+// files what went wrong under its area of the heartbeat problems, and clears it when the call works. A
+// call that throws is logged by its caller; a commit whose partitions the broker refused one by one (a
+// missing topic ACL) is logged here, once per new problem.
 import { formatCommitMetadata, type OffsetTranslated } from '@offsetsync/contracts';
 import type { CommitAnswer, CommitEntry, CommittedOffset } from '@offsetsync/kafka';
+import type { Logger } from '@offsetsync/runtime';
 import type { AppliedRecord } from '../applied-record.js';
 import { classifyCommitError, classifyFailure } from '../commit-result.js';
 import { PipelineAreas, type ProblemReporter, type TargetCluster } from './work-item.js';
@@ -42,6 +45,7 @@ export class TargetCalls {
   constructor(
     private readonly cluster: TargetCluster,
     private readonly problems: ProblemReporter | undefined,
+    private readonly logger: Logger,
   ) {}
 
   /** The group's committed offsets of `topics` on the target. */
@@ -67,7 +71,11 @@ export class TargetCalls {
     }
     const failure = commitFailure(answers);
     if (failure === undefined) this.problems?.recover(PipelineAreas.commitOnTarget);
-    else this.problems?.fail(PipelineAreas.commitOnTarget, failure);
+    else if (this.problems?.fail(PipelineAreas.commitOnTarget, failure) ?? true)
+      this.logger.warn(
+        { err: failure, group },
+        'the target refused to commit partitions of a group; its events are retried',
+      );
     return answers;
   }
 }

@@ -46,7 +46,7 @@ describe('toOffsetSyncError', () => {
       BrokerErrorCodes.TOPIC_AUTHORIZATION_FAILED,
       'listOffsets',
       { topic: 'orders' },
-      'ALLOW DESCRIBE on TOPIC:orders',
+      'ALLOW DESCRIBE on TOPIC:orders (READ, WRITE, DELETE or ALTER imply it)',
     ],
     [
       BrokerErrorCodes.GROUP_AUTHORIZATION_FAILED,
@@ -64,13 +64,13 @@ describe('toOffsetSyncError', () => {
       BrokerErrorCodes.GROUP_AUTHORIZATION_FAILED,
       'fetchCommittedOffsets',
       { groupId: 'g' },
-      'ALLOW DESCRIBE on GROUP:g',
+      'ALLOW DESCRIBE on GROUP:g (READ, WRITE, DELETE or ALTER imply it)',
     ],
     [
       BrokerErrorCodes.CLUSTER_AUTHORIZATION_FAILED,
       'listGroups',
       {},
-      'ALLOW DESCRIBE on CLUSTER:kafka-cluster',
+      'ALLOW DESCRIBE on CLUSTER:kafka-cluster (READ, WRITE, DELETE or ALTER imply it)',
     ],
     [BrokerErrorCodes.TOPIC_AUTHORIZATION_FAILED, 'fetchRecords', { topic: 'x' }, 'ALLOW READ on TOPIC:x'],
   ])(

@@ -167,7 +167,19 @@ const REQUIRED_ACL_OPERATIONS: Readonly<Record<string, Partial<Record<AclResourc
   consume: { GROUP: 'READ', TOPIC: 'READ' },
 };
 
-/** What was refused, as the operator must grant it: `resource` (`TOPIC:orders`) and `missingAcl`. */
+/**
+ * The operations that imply another in Kafka's authorizer (an ACL allowing READ on a topic also allows
+ * DESCRIBE on it): a refused DESCRIBE is as often a revoked READ, so the message names both.
+ */
+const IMPLIED_BY: Readonly<Record<string, readonly string[]>> = {
+  DESCRIBE: ['READ', 'WRITE', 'DELETE', 'ALTER'],
+  DESCRIBE_CONFIGS: ['ALTER_CONFIGS'],
+};
+
+/**
+ * What was refused, as the operator must grant it: `resource` (`TOPIC:orders`) and `missingAcl`
+ * (`ALLOW DESCRIBE on TOPIC:orders (READ, WRITE, DELETE or ALTER imply it)`).
+ */
 function deniedAccess(
   code: number,
   context: KafkaErrorContext,
@@ -183,7 +195,15 @@ function deniedAccess(
           : undefined;
   const resource = `${resourceType}:${typeof name === 'string' ? name : '?'}`;
   const aclOperation = REQUIRED_ACL_OPERATIONS[context.operation]?.[resourceType] ?? 'ALL';
-  return { resource, resourceType, aclOperation, missingAcl: `ALLOW ${aclOperation} on ${resource}` };
+  const implying = IMPLIED_BY[aclOperation];
+  const implied =
+    implying === undefined ? '' : ` (${implying.slice(0, -1).join(', ')} or ${implying.at(-1)} imply it)`;
+  return {
+    resource,
+    resourceType,
+    aclOperation,
+    missingAcl: `ALLOW ${aclOperation} on ${resource}${implied}`,
+  };
 }
 
 function isUnreachable(error: unknown): boolean {

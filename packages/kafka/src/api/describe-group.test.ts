@@ -132,7 +132,7 @@ describe('describeGroup against a fake broker', () => {
         brokerError: 'GROUP_AUTHORIZATION_FAILED',
         brokerCode: 30,
         groupId: 'forbidden',
-        missingAcl: 'ALLOW DESCRIBE on GROUP:forbidden',
+        missingAcl: 'ALLOW DESCRIBE on GROUP:forbidden (READ, WRITE, DELETE or ALTER imply it)',
       },
     });
   });

@@ -87,6 +87,8 @@ interface LinkRecord extends LinkRef {
   groups: Map<string, LinkGroup>;
   /** Partitions whose latest source commit waits on this link: key -> observedAtMs. */
   waiting: Map<string, number>;
+  /** The subset of `waiting` whose translation is pending (the record has not arrived on the target). */
+  pendingTranslations: Map<string, number>;
   lastApplied?: { appliedAtMs: number; lagMs: number };
 }
 
@@ -255,6 +257,22 @@ export class HealthState {
     });
   }
 
+  /** Every instance heard from (health itself aside), as its latest heartbeat describes it. */
+  instanceRecords(): InstanceRecord[] {
+    return [...this.instances.values()];
+  }
+
+  /**
+   * Since when (observedAtMs of its source commit) the oldest pending translation of a link waits for
+   * its record on the target; undefined when none is pending.
+   */
+  oldestPendingTranslationSinceMs(ref: LinkRef): number | undefined {
+    let oldest: number | undefined;
+    for (const since of this.links.get(linkKey(ref))?.pendingTranslations.values() ?? [])
+      oldest = oldest === undefined ? since : Math.min(oldest, since);
+    return oldest;
+  }
+
   /** The status of one group on one link, or undefined when the group was never seen there. */
   groupStatus(ref: LinkRef, group: string): GroupStatus | undefined {
     const sourceGroup = this.sources.get(ref.source)?.get(group);
@@ -316,7 +334,13 @@ export class HealthState {
     const key = linkKey(ref);
     let link = this.links.get(key);
     if (link === undefined) {
-      link = { source: ref.source, target: ref.target, groups: new Map(), waiting: new Map() };
+      link = {
+        source: ref.source,
+        target: ref.target,
+        groups: new Map(),
+        waiting: new Map(),
+        pendingTranslations: new Map(),
+      };
       this.links.set(key, link);
       // A link learnt late still sees every commit already read from its source.
       for (const [group, sourceGroup] of this.sources.get(ref.source) ?? []) {
@@ -360,5 +384,8 @@ export class HealthState {
     const waitingKey = `${group}\u0001${key}`;
     if (derived.waitingSinceMs === undefined) link.waiting.delete(waitingKey);
     else link.waiting.set(waitingKey, derived.waitingSinceMs);
+    if (derived.waitingSinceMs === undefined || derived.waitingFor !== 'record')
+      link.pendingTranslations.delete(waitingKey);
+    else link.pendingTranslations.set(waitingKey, derived.waitingSinceMs);
   }
 }

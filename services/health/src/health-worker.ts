@@ -22,6 +22,7 @@ import {
 import { EventFeed } from './event-feed.js';
 import { createHealthGrpcServer } from './health-api.js';
 import { readHealthEvent, type HealthStream } from './health-events.js';
+import { registerHealthMetrics } from './health-metrics.js';
 import { HealthState } from './health-state.js';
 import { HEALTH_API_SERVICE_NAME } from './link-names.js';
 import { LinkView } from './link-view.js';
@@ -73,6 +74,15 @@ export class HealthWorker implements ServiceWorker {
         }),
       problems: () => this.problems.list(),
     };
+    registerHealthMetrics(context.telemetry.meter, {
+      links: () => this.links.links(),
+      ready: () => this.server !== undefined,
+      instances: () => this.state.instanceRecords(),
+      knownLinks: () => this.state.knownLinks(),
+      oldestPendingTranslationSinceMs: (link) => this.state.oldestPendingTranslationSinceMs(link),
+      thresholds: this.settings,
+      clock: this.clock,
+    });
     // Until the streams are replayed nothing is known: every name the API answers for is NOT_SERVING.
     this.board.set('', ServingStatus.NOT_SERVING);
     this.board.set(HEALTH_API_SERVICE_NAME, ServingStatus.NOT_SERVING);

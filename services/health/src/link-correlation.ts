@@ -43,7 +43,7 @@ export interface LinkVerdict {
 }
 
 /** Whether an instance counts as running at `nowMs`: a heartbeat within the allowed missed intervals. */
-function isAlive(instance: InstanceSighting, nowMs: number, thresholds: LinkThresholds): boolean {
+export function isAlive(instance: InstanceSighting, nowMs: number, thresholds: LinkThresholds): boolean {
   return nowMs - instance.lastHeartbeatMs <= thresholds.missingAfterHeartbeats * instance.intervalMs;
 }
 

@@ -91,6 +91,19 @@ describe('derivePartition', () => {
     expect(d.waitingSinceMs).toBe(2_005);
   });
 
+  it('says what a waiting commit waits for: its translation, its record on the target or the committer', () => {
+    const source = withCommitted({}, committed(2, 150));
+    const waitingFor = (link: LinkPartitionFacts) => derivePartition(KEY, source, undefined, link).waitingFor;
+    expect(waitingFor({})).toBe('translation');
+    expect(
+      waitingFor(withTranslated({}, translated(2, 150, -1, TranslationOutcome.TRANSLATION_OUTCOME_PENDING))),
+    ).toBe('record');
+    expect(waitingFor(withTranslated({}, translated(2, 150, 160)))).toBe('committer');
+    expect(
+      waitingFor(withApplied(withTranslated({}, translated(2, 150, 160)), applied(2, 150, 160))),
+    ).toBeUndefined();
+  });
+
   it('reports replay as unknown (-1) without an exact counterpart or without anything applied', () => {
     const pending = withTranslated(
       withApplied({}, applied(1, 50, 50)),

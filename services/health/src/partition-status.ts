@@ -107,6 +107,11 @@ export interface DerivedPartition {
   status: PartitionStatus;
   /** observedAtMs of a source commit not yet handled on the target; undefined when nothing waits. */
   waitingSinceMs: number | undefined;
+  /**
+   * What that commit waits for: its translation, its record on the target (the translation is pending:
+   * health's oldest-pending-translation gauge) or the committer. Undefined when nothing waits.
+   */
+  waitingFor?: 'translation' | 'record' | 'committer' | undefined;
 }
 
 const REFUSALS: Record<number, string> = {
@@ -178,9 +183,14 @@ export function derivePartition(
     replayIfMoved: replayIfMoved(committed, link),
     version: latestVersion,
   };
-  const status = (state: PartitionSyncState, reason: string, waitingSinceMs?: number): DerivedPartition => ({
+  const status = (
+    state: PartitionSyncState,
+    reason: string,
+    waiting?: { sinceMs: number | undefined; for: NonNullable<DerivedPartition['waitingFor']> },
+  ): DerivedPartition => ({
     status: PartitionStatus.fromPartial({ ...base, state, reason }),
-    waitingSinceMs,
+    waitingSinceMs: waiting?.sinceMs,
+    ...(waiting?.sinceMs === undefined ? {} : { waitingFor: waiting.for }),
   });
 
   const deleted = [source.deleted, groupDeleted]
@@ -245,19 +255,19 @@ export function derivePartition(
     return status(
       PartitionSyncState.PARTITION_SYNC_STATE_PENDING,
       `source commit ${sourceOffset} waits for translation`,
-      waitingSince,
+      { sinceMs: waitingSince, for: 'translation' },
     );
   }
   if (translated.outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING) {
     return status(
       PartitionSyncState.PARTITION_SYNC_STATE_PENDING,
       `the record at source offset ${sourceOffset} has not arrived on the target yet (attempt ${translated.attempts})`,
-      waitingSince,
+      { sinceMs: waitingSince, for: 'record' },
     );
   }
   return status(
     PartitionSyncState.PARTITION_SYNC_STATE_PENDING,
     `translated to ${translated.targetOffset}; waiting for the committer`,
-    waitingSince,
+    { sinceMs: waitingSince, for: 'committer' },
   );
 }

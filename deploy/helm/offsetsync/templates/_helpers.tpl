@@ -243,13 +243,16 @@ Argument: dict "root" . "component" <name> "heapMb" <MB or nil>.
 {{- end -}}
 
 {{/*
-The config volume mount plus one read-only mount per Secret of the component.
+The config volume mount, a writable /tmp (the root filesystem is read-only) and one read-only mount per
+Secret of the component.
 Argument: dict "root" . "component" <name>.
 */}}
 {{- define "offsetsync.volumeMounts" -}}
 - name: config
   mountPath: /etc/offsetsync
   readOnly: true
+- name: tmp
+  mountPath: /tmp
 {{- range $index, $mount := include "offsetsync.secretMounts" . | fromYamlArray }}
 - name: secret-{{ $index }}
   mountPath: {{ $mount.mountPath }}
@@ -258,9 +261,9 @@ Argument: dict "root" . "component" <name>.
 {{- end -}}
 
 {{/*
-The config volume (key <configKey> of ConfigMap <configMap>, as offsetsync.yaml) plus the component's
-Secret volumes. The Secret files are 0440 (r--r-----, given in decimal: 288) and belong to group
-podSecurityContext.fsGroup, which the non-root user is in; nobody else can read them.
+The config volume (key <configKey> of ConfigMap <configMap>, as offsetsync.yaml), the emptyDir for /tmp
+(tmpVolume) and the component's Secret volumes. The Secret files are 0440 (r--r-----, given in decimal:
+288) and belong to group podSecurityContext.fsGroup, which the non-root user is in; nobody else can read them.
 Argument: dict "root" . "component" <name> "configMap" <name> "configKey" <key>.
 */}}
 {{- define "offsetsync.volumes" -}}
@@ -270,6 +273,9 @@ Argument: dict "root" . "component" <name> "configMap" <name> "configKey" <key>.
     items:
       - key: {{ .configKey }}
         path: offsetsync.yaml
+- name: tmp
+  emptyDir:
+    sizeLimit: {{ .root.Values.tmpVolume.sizeLimit }}
 {{- range $index, $mount := include "offsetsync.secretMounts" . | fromYamlArray }}
 - name: secret-{{ $index }}
   secret:
@@ -283,21 +289,93 @@ Argument: dict "root" . "component" <name> "configMap" <name> "configKey" <key>.
 {{- end -}}
 
 {{/*
-The port Prometheus scrapes: telemetry.prometheus.port of the config (default 9464).
+Where one service Deployment serves its Prometheus metrics, from its own config file (so that a
+components.<name>.config override of telemetry.prometheus counts): YAML {enabled, port}, with the config
+schema's defaults (enabled, 9464). Argument: dict "root" . "role" <role> "alias" <alias or "">.
 */}}
-{{- define "offsetsync.metricsPort" -}}
-{{- dig "telemetry" "prometheus" "port" 9464 (default (dict) .Values.config) -}}
-{{- end -}}
-
-{{- define "offsetsync.metricsEnabled" -}}
-{{- dig "telemetry" "prometheus" "enabled" true (default (dict) .Values.config) -}}
+{{- define "offsetsync.metrics" -}}
+{{- $config := include "offsetsync.serviceConfig" . | fromYaml -}}
+{{- $prometheus := dig "telemetry" "prometheus" (dict) $config -}}
+{{- toYaml (dict "enabled" (ternary $prometheus.enabled true (hasKey $prometheus "enabled")) "port" (default 9464 $prometheus.port)) -}}
 {{- end -}}
 
 {{/*
-The health service's gRPC API port: health.settings.grpc.port (default 50051).
+The health service's gRPC API port, from its own config file: health.grpc.port (default 50051).
 */}}
 {{- define "offsetsync.healthGrpcPort" -}}
-{{- dig "grpc" "port" 50051 (default (dict) .Values.health.settings) -}}
+{{- $config := include "offsetsync.serviceConfig" (dict "root" . "role" "health" "alias" "") | fromYaml -}}
+{{- dig "health" "grpc" "port" 50051 $config -}}
+{{- end -}}
+
+{{/*
+Every service Deployment as a list of dicts {role, alias, component}, in the order of the manifests.
+*/}}
+{{- define "offsetsync.serviceDeployments" -}}
+{{- $deployments := list -}}
+{{- if .Values.collector.enabled -}}
+{{- range $alias := .Values.collector.clusters -}}
+{{- $deployments = append $deployments (dict "role" "collector" "alias" $alias "component" (printf "collector-%s" $alias)) -}}
+{{- end -}}
+{{- end -}}
+{{- range $role := list "translator" "committer" -}}
+{{- if (index $.Values $role).enabled -}}
+{{- range $alias := (index $.Values $role).targets -}}
+{{- $deployments = append $deployments (dict "role" $role "alias" $alias "component" (printf "%s-%s" $role $alias)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.health.enabled -}}
+{{- $deployments = append $deployments (dict "role" "health" "alias" "" "component" "health") -}}
+{{- end -}}
+{{- toYaml $deployments -}}
+{{- end -}}
+
+{{/*
+The pod spec fields every pod of the chart shares, Deployments and the hook Job alike: no Service
+environment variables (enableServiceLinks: false; Kubernetes would otherwise inject <SERVICE>_PORT=tcp://...
+variables, and a Service named like an OFFSETSYNC_ prefix could collide with the config's env vars), no
+API token (no component talks to the Kubernetes API), the pod security context, image pull secrets and
+scheduling constraints. Argument: the root context.
+*/}}
+{{- define "offsetsync.podSpecCommon" -}}
+enableServiceLinks: false
+automountServiceAccountToken: false
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The spread of one component's pods over zones (topologySpread, when enabled), counting only the pods of its current
+ReplicaSet (matchLabelKeys pod-template-hash), so that a rolling update is not skewed by the old pods.
+Argument: dict "root" . "component" <name>.
+*/}}
+{{- define "offsetsync.topologySpread" -}}
+{{- $spread := .root.Values.topologySpread -}}
+topologySpreadConstraints:
+  - maxSkew: {{ $spread.maxSkew }}
+    topologyKey: {{ $spread.topologyKey }}
+    whenUnsatisfiable: {{ $spread.whenUnsatisfiable }}
+    labelSelector:
+      matchLabels:
+        {{- include "offsetsync.selectorLabels" .root | nindent 8 }}
+        app.kubernetes.io/component: {{ .component }}
+    matchLabelKeys: [pod-template-hash]
 {{- end -}}
 
 {{/*
@@ -308,6 +386,7 @@ components."*"), as read-only files and env vars. Argument: dict "root" . "role"
 {{- $root := .root -}}
 {{- $service := index $root.Values .role -}}
 {{- $component := include "offsetsync.component" . -}}
+{{- $metrics := include "offsetsync.metrics" . | fromYaml -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -328,26 +407,28 @@ spec:
         {{- include "offsetsync.selectorLabels" $root | nindent 8 }}
         app.kubernetes.io/component: {{ $component }}
         offsetsync.io/role: {{ .role }}
+        {{- if $metrics.enabled }}
+        # Selected by the metrics Service (monitoring.serviceMonitor) and its NetworkPolicy rule.
+        offsetsync.io/metrics: "true"
+        {{- end }}
         {{- with $root.Values.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
         checksum/config: {{ include (print $root.Template.BasePath "/configmap.yaml") $root | sha256sum }}
-        {{- if eq (include "offsetsync.metricsEnabled" $root) "true" }}
+        {{- if $metrics.enabled }}
         prometheus.io/scrape: "true"
-        prometheus.io/port: {{ include "offsetsync.metricsPort" $root | quote }}
+        prometheus.io/port: {{ $metrics.port | quote }}
         prometheus.io/path: /metrics
         {{- end }}
         {{- with $root.Values.podAnnotations }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
-      {{- with $root.Values.imagePullSecrets }}
-      imagePullSecrets:
-        {{- toYaml . | nindent 8 }}
+      {{- include "offsetsync.podSpecCommon" $root | nindent 6 }}
+      {{- if $root.Values.topologySpread.enabled }}
+      {{- include "offsetsync.topologySpread" (dict "root" $root "component" $component) | nindent 6 }}
       {{- end }}
-      securityContext:
-        {{- toYaml $root.Values.podSecurityContext | nindent 8 }}
       terminationGracePeriodSeconds: {{ $root.Values.terminationGracePeriodSeconds }}
       containers:
         - name: {{ .role }}
@@ -362,11 +443,16 @@ spec:
           ports:
             - name: probes
               containerPort: {{ $root.Values.probes.port }}
+              protocol: TCP
+            {{- if $metrics.enabled }}
             - name: metrics
-              containerPort: {{ include "offsetsync.metricsPort" $root }}
+              containerPort: {{ $metrics.port }}
+              protocol: TCP
+            {{- end }}
             {{- if eq .role "health" }}
             - name: grpc
               containerPort: {{ include "offsetsync.healthGrpcPort" $root }}
+              protocol: TCP
             {{- end }}
           livenessProbe:
             grpc:
@@ -384,16 +470,4 @@ spec:
             {{- include "offsetsync.volumeMounts" (dict "root" $root "component" $component) | nindent 12 }}
       volumes:
         {{- include "offsetsync.volumes" (dict "root" $root "component" $component "configMap" (include "offsetsync.fullname" $root) "configKey" (printf "%s.yaml" $component)) | nindent 8 }}
-      {{- with $root.Values.nodeSelector }}
-      nodeSelector:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $root.Values.affinity }}
-      affinity:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
-      {{- with $root.Values.tolerations }}
-      tolerations:
-        {{- toYaml . | nindent 8 }}
-      {{- end }}
 {{- end -}}

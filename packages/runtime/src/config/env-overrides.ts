@@ -1,8 +1,9 @@
 import type { z } from 'zod';
 import type { ConfigProblem } from '@offsetsync/contracts';
-import { CONFIG_FILE_ENV, ENV_PREFIX, SEPARATOR, toEnvSegment } from './env-names.js';
+import { CONFIG_FILE_ENV, ENV_PREFIX, SEPARATOR, TOOL_ENV_VARIABLES, toEnvSegment } from './env-names.js';
 import { OffsetSyncConfigSchema } from './schema.js';
 import { retiredEnvMessage } from './retired-settings.js';
+import { kubernetesServiceLink } from './service-link-env.js';
 import { inspectSchema, type LeafKind } from './schema-introspection.js';
 
 /**
@@ -121,17 +122,30 @@ export interface EnvOverride {
   readonly value: unknown;
 }
 
+/** An `OFFSETSYNC_*` variable that is not a setting and was skipped. Only its name: values are not logged. */
+export interface IgnoredEnvVariable {
+  readonly name: string;
+  /** `tool`: one of {@link TOOL_ENV_VARIABLES}; `kubernetes-service-link`: written by Kubernetes. */
+  readonly kind: 'tool' | 'kubernetes-service-link';
+  /** What reads the tool variable, or the Service the link describes. */
+  readonly about: string;
+}
+
 /**
  * Collects every `OFFSETSYNC_*` variable (except {@link CONFIG_FILE_ENV}) as an override, and a problem for
- * each name that names no setting or whose value cannot be parsed. Sorted by name, so the outcome does not
- * depend on the order of the environment.
+ * each name that names no setting or whose value cannot be parsed. A name that names no setting is
+ * skipped (`ignored`) only when it cannot be a setting: a tool variable of the project's own, or a
+ * Kubernetes service link (its exact name and value as Kubernetes writes them, next to the Service's
+ * `_SERVICE_HOST`). A name that names a setting is always read as one. Sorted by name, so the outcome does
+ * not depend on the order of the environment.
  */
 export function readEnvOverrides(
   env: NodeJS.ProcessEnv,
   schema: z.ZodType = OffsetSyncConfigSchema,
-): { overrides: EnvOverride[]; problems: ConfigProblem[] } {
+): { overrides: EnvOverride[]; problems: ConfigProblem[]; ignored: IgnoredEnvVariable[] } {
   const overrides: EnvOverride[] = [];
   const problems: ConfigProblem[] = [];
+  const ignored: IgnoredEnvVariable[] = [];
   const names = Object.keys(env)
     .filter((name) => name.startsWith(ENV_PREFIX) && name !== CONFIG_FILE_ENV)
     .sort();
@@ -140,10 +154,23 @@ export function readEnvOverrides(
     if (raw === undefined) continue;
     const resolved = resolveEnvName(name, schema);
     if (!resolved.ok) {
-      const retired = retiredEnvMessage(name);
+      const tool = TOOL_ENV_VARIABLES[name];
+      if (tool !== undefined) {
+        ignored.push({ name, kind: 'tool', about: tool });
+        continue;
+      }
+      const link = kubernetesServiceLink(name, raw, env);
+      if (link.kind === 'service-link') {
+        ignored.push({ name, kind: 'kubernetes-service-link', about: `Service ${link.service}` });
+        continue;
+      }
+      const hint =
+        link.kind === 'mismatch'
+          ? `; not taken for a Kubernetes service link of Service ${link.service}: ${link.reason}`
+          : '';
       problems.push({
         path: `env:${name}`,
-        message: retired ?? `unknown environment variable: ${resolved.message}`,
+        message: retiredEnvMessage(name) ?? `unknown environment variable: ${resolved.message}${hint}`,
       });
       continue;
     }
@@ -154,5 +181,16 @@ export function readEnvOverrides(
     }
     overrides.push({ name, path: resolved.resolved.path, value: parsed.value });
   }
-  return { overrides, problems };
+  return { overrides, problems, ignored };
+}
+
+/**
+ * The `OFFSETSYNC_*` variables of `env` that {@link readEnvOverrides} skips as not settings, for a service to
+ * log once at start-up so an operator can see them.
+ */
+export function ignoredEnvVariables(
+  env: NodeJS.ProcessEnv,
+  schema: z.ZodType = OffsetSyncConfigSchema,
+): IgnoredEnvVariable[] {
+  return readEnvOverrides(env, schema).ignored;
 }

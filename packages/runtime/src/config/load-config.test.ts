@@ -236,6 +236,44 @@ committer: { target: dst, batchMaxWaitMs: 20ms }
     expect(problems[0]?.message).toMatch(/unknown setting SERVER under nats/);
   });
 
+  /** What a pod of a release called `offsetsync` gets from Kubernetes for the chart's health Service. */
+  const HEALTH_SERVICE_LINKS = {
+    OFFSETSYNC_HEALTH_SERVICE_HOST: '10.0.0.1',
+    OFFSETSYNC_HEALTH_SERVICE_PORT: '9090',
+    OFFSETSYNC_HEALTH_SERVICE_PORT_GRPC: '9090',
+    OFFSETSYNC_HEALTH_PORT: 'tcp://10.0.0.1:9090',
+    OFFSETSYNC_HEALTH_PORT_9090_TCP: 'tcp://10.0.0.1:9090',
+    OFFSETSYNC_HEALTH_PORT_9090_TCP_PROTO: 'tcp',
+    OFFSETSYNC_HEALTH_PORT_9090_TCP_PORT: '9090',
+    OFFSETSYNC_HEALTH_PORT_9090_TCP_ADDR: '10.0.0.1',
+  };
+
+  it('loads in a Kubernetes pod with service links and in a shell with the test bed variables (issue 17)', () => {
+    const config = loadConfig({
+      file: writeConfig(VALID_YAML),
+      env: {
+        ...HEALTH_SERVICE_LINKS,
+        OFFSETSYNC_TESTBED: 'reuse',
+        OFFSETSYNC_TESTBED_FILE: '/tmp/testbed.json',
+        OFFSETSYNC_INFRA_CACHE: '/tmp/cache',
+        OFFSETSYNC_HEALTH__GRPC__PORT: '9191',
+      },
+    });
+    expect(config.health?.grpc.port).toBe(9191);
+  });
+
+  it.each(['OFFSETSYNC_NATS__SERVRES', 'OFFSETSYNC_LINK', 'OFFSETSYNC_HEALTH__GRPC_PORT'])(
+    'still refuses the mistyped %s next to service links, naming it',
+    (name) => {
+      const problems = problemsOf({
+        env: { ...HEALTH_SERVICE_LINKS, OFFSETSYNC_TESTBED: 'reuse', [name]: 'x' },
+      });
+      expect(problems).toEqual([
+        { path: `env:${name}`, message: expect.stringMatching(/^unknown environment variable/) as string },
+      ]);
+    },
+  );
+
   it('reports unparseable environment values with the variable name', () => {
     const problems = problemsOf({ env: { OFFSETSYNC_TELEMETRY__PROMETHEUS__ENABLED: 'yes' } });
     expect(problems).toEqual([

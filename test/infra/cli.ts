@@ -2,6 +2,7 @@
 import { rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { defaultSecureOptions } from './default-secure-options.js';
+import { ensureHelmJava } from './helm-java.js';
 import { ensureKafkaDistribution } from './kafka-dist.js';
 import { isAlive } from './processes.js';
 import {
@@ -15,8 +16,8 @@ import {
 
 const USAGE = `usage: npm run infra -- <command>
 
-  fetch   put the Kafka broker, tools and MirrorMaker 2 jars in the cache (Maven; nothing is
-          downloaded when they are there)
+  fetch   put the Kafka broker, tools and MirrorMaker 2 jars and helm-java (Helm's engine, which the
+          chart tests render with) in the cache (Maven; nothing is downloaded when they are there)
   up      start a source and a target Kafka cluster and a JetStream server on free loopback ports,
           print their addresses and write them to ${testbedStateFile()}
           --secure: Kafka only over SASL_SSL (SCRAM-SHA-512, ACLs enforced), NATS only over TLS with
@@ -33,6 +34,8 @@ async function main(command: string | undefined, flags: readonly string[]): Prom
       console.log(
         `Kafka ${dist.version} jars ${dist.fetched ? 'fetched into' : 'already in'} ${dist.libDir}`,
       );
+      const helm = await ensureHelmJava({ log: (line) => console.error(line) });
+      console.log(`helm-java jars ${helm.fetched ? 'fetched into' : 'already in'} ${helm.libDir}`);
       return 0;
     }
     case 'up': {

@@ -49,6 +49,12 @@ describe('TOOL_ENV_VARIABLES', () => {
     }
   });
 
+  it('is the list docs/configuration.md gives (its hand-written part is in scripts/gen-config-docs.ts)', () => {
+    const doc = readFileSync(join(REPO_ROOT, 'docs', 'configuration.md'), 'utf8');
+    const section = doc.slice(doc.indexOf('### Variables with the prefix that are not settings'));
+    for (const name of Object.keys(TOOL_ENV_VARIABLES)) expect(section).toContain(`\`${name}\``);
+  });
+
   it('is skipped by the loader, where the same names with a typo are reported', () => {
     const tools = Object.fromEntries(Object.keys(TOOL_ENV_VARIABLES).map((name) => [name, 'reuse']));
     expect(readEnvOverrides(tools)).toEqual({

@@ -9,7 +9,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 
 const run = promisify(execFile);
 const POM = fileURLToPath(new URL('./helm-java-pom.xml', import.meta.url));
@@ -63,6 +63,21 @@ export async function ensureHelmJava(options: { log?: (line: string) => void } =
 }
 
 type Tree = Record<string, unknown>;
+
+/**
+ * The oldest Kubernetes version the chart's `kubeVersion: '>=X.Y.Z-0'` admits, which the tests render for,
+ * with the constraint itself: Helm checks it (helm-java's engine would otherwise report v1.20).
+ */
+export async function chartMinimumKubeVersion(
+  chartDir: string,
+): Promise<{ constraint: string; version: string }> {
+  const chart = parse(await readFile(join(chartDir, 'Chart.yaml'), 'utf8')) as { kubeVersion?: unknown };
+  const constraint = String(chart.kubeVersion);
+  const version = /^>=(\d+\.\d+\.\d+)(-0)?$/.exec(constraint)?.[1];
+  if (version === undefined)
+    throw new Error(`${chartDir}/Chart.yaml: kubeVersion ${constraint} is not '>=X.Y.Z-0'`);
+  return { constraint, version };
+}
 
 /** One document `helm template` printed, with the template it came from. */
 interface RenderedManifest {

@@ -4,18 +4,18 @@
 // from them, credentials named by the chart are real secret settings, and every container runs an existing
 // `offsetsync` command.
 //
-// Helm is not a project dependency, so the chart is checked two ways: always, by building what each
-// component gets from the values exactly as templates/_helpers.tpl does ("offsetsync.serviceConfig",
-// "offsetsync.provisionConfig", "offsetsync.secretMounts", "offsetsync.env", "offsetsync.checkComponents");
-// and, when a helm binary is found (HELM_BIN, else `helm` on PATH), by rendering the chart with
-// `helm template` and comparing the manifests with what the first way built.
-import { execFileSync } from 'node:child_process';
+// The chart is checked two ways: by building what each component gets from the values exactly as
+// templates/_helpers.tpl does ("offsetsync.serviceConfig", "offsetsync.provisionConfig",
+// "offsetsync.secretMounts", "offsetsync.env", "offsetsync.checkComponents"), which the failure cases below
+// need; and by rendering the chart with Helm's own engine (helm-java, test/infra/helm-java.ts) and
+// comparing the manifests with what the first way built. test/unit/helm-chart.test.ts validates the same
+// renders against the Kubernetes schemas.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import {
   describeConfigSchema,
   loadConfig,
@@ -25,6 +25,7 @@ import {
 } from '@offsetsync/runtime';
 import { commands } from '../../cli/src/commands/index.js';
 import { deploymentNatsUsers } from '../../cli/src/security/nats-authorization.js';
+import { chartMinimumKubeVersion, renderChart } from '../infra/helm-java.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEPLOY = join(ROOT, 'deploy');
@@ -663,20 +664,11 @@ describe('deploy/helm/offsetsync', () => {
     );
     for (const setting of ['backoffLimit', 'activeDeadlineSeconds'])
       expect(job).toContain(`${setting}: {{ .Values.provision.${setting} }}`);
-    expect(job).toContain('toYaml .Values.podSecurityContext');
+    // The pod security context and the rest every pod shares; helm-chart.test.ts checks the rendered Job.
+    expect(job).toContain('include "offsetsync.podSpecCommon" .');
     expect(job).toContain('toYaml .Values.securityContext');
   });
 });
-
-function findHelm(): string | undefined {
-  const candidates = [
-    process.env.HELM_BIN,
-    ...(process.env.PATH ?? '').split(':').map((d) => join(d, 'helm')),
-  ];
-  return candidates.find((file): file is string => file !== undefined && file !== '' && existsSync(file));
-}
-
-const helm = findHelm();
 
 interface PodTemplate {
   metadata: Tree;
@@ -690,19 +682,25 @@ interface PodTemplate {
   };
 }
 
-describe.skipIf(helm === undefined)('deploy/helm/offsetsync rendered by helm template', () => {
-  for (const [name, values] of valueSets) {
+describe('deploy/helm/offsetsync rendered by Helm', () => {
+  let renders: Awaited<ReturnType<typeof renderChart>>['renders'] = [];
+  beforeAll(async () => {
+    const { version } = await chartMinimumKubeVersion(CHART);
+    ({ renders } = await renderChart({
+      chartDir: CHART,
+      renders: valueSets.map(([name]) => ({
+        values: name === 'values.yaml' ? '-' : join(CHART, name),
+        kubeVersion: version,
+      })),
+    }));
+  }, 180_000);
+
+  valueSets.forEach(([name, values], index) => {
     it(`renders what the test builds, with containers running offsetsync commands (${name})`, () => {
-      const args = [
-        'template',
-        'release',
-        CHART,
-        ...(name === 'values.yaml' ? [] : ['-f', join(CHART, name)]),
-      ];
-      const output = execFileSync(helm ?? 'helm', args, { encoding: 'utf8' });
-      const manifests = parseAllDocuments(output)
-        .map((doc) => doc.toJS() as unknown)
-        .filter(isTree);
+      const render = renders[index];
+      expect(render?.error, name).toBeUndefined();
+      // Hooks included: the provision Job and its ConfigMap.
+      const manifests = (render?.manifests ?? []).map((m) => m.object);
       const componentLabel = (m: Tree) =>
         ((m.metadata as Tree).labels as Tree)['app.kubernetes.io/component'];
       const configMaps = manifests.filter((m) => m.kind === 'ConfigMap');
@@ -744,8 +742,11 @@ describe.skipIf(helm === undefined)('deploy/helm/offsetsync rendered by helm tem
             ...(m.items ? { items: m.items } : {}),
           })),
         );
+        // Every mount read-only but /tmp, the emptyDir under the read-only root filesystem.
         const mounts = (container?.volumeMounts ?? []) as { mountPath: string; readOnly?: boolean }[];
-        for (const mount of mounts) expect(mount.readOnly, mount.mountPath).toBe(true);
+        for (const mount of mounts.filter((m) => m.mountPath !== '/tmp'))
+          expect(mount.readOnly, mount.mountPath).toBe(true);
+        expect(mounts.map((m) => m.mountPath)).toContain('/tmp');
         const secretEnv = (container?.env ?? []).flatMap((e) => {
           const ref = e.valueFrom?.secretKeyRef as { name: string; key: string } | undefined;
           return ref ? [{ name: e.name, secretName: ref.name, key: ref.key }] : [];
@@ -763,7 +764,9 @@ describe.skipIf(helm === undefined)('deploy/helm/offsetsync rendered by helm tem
           'prometheus.io/port': String(metricsPort),
           'prometheus.io/path': '/metrics',
         });
+        const ports = (container?.ports ?? []) as { name: string; containerPort: number }[];
+        expect(ports.find((p) => p.name === 'metrics')?.containerPort).toBe(metricsPort);
       }
     });
-  }
+  });
 });

@@ -22,7 +22,7 @@ import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
 import { ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
-import { renderChart } from '../infra/helm-java.js';
+import { chartMinimumKubeVersion, renderChart } from '../infra/helm-java.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHART = join(ROOT, 'deploy/helm/offsetsync');
@@ -103,9 +103,7 @@ function manifestProblems(object: Tree): string[] {
 }
 
 // The chart's own constraint: the oldest Kubernetes it admits is the version it is rendered for.
-const chartYaml = parse(readFileSync(join(CHART, 'Chart.yaml'), 'utf8')) as { kubeVersion: string };
-const minimum = /^>=(\d+\.\d+\.\d+)(-0)?$/.exec(chartYaml.kubeVersion)?.[1];
-const KUBE_VERSION = minimum ?? 'unparsed';
+const { constraint: KUBE_CONSTRAINT, version: KUBE_VERSION } = await chartMinimumKubeVersion(CHART);
 const [major, minor] = KUBE_VERSION.split('.').map(Number);
 const TOO_OLD = `${major}.${(minor ?? 1) - 1}.15`;
 
@@ -189,11 +187,12 @@ describe('deploy/helm/offsetsync rendered by Helm', () => {
     expect(rendering.lint.messages.filter((m) => /\[(ERROR|WARNING)\]/.test(m))).toEqual([]);
   });
 
-  it(`keeps kubeVersion ${chartYaml.kubeVersion}: Helm refuses to render for Kubernetes ${TOO_OLD}`, () => {
-    expect(minimum, `Chart.yaml kubeVersion ${chartYaml.kubeVersion}`).toBe('1.27.0');
+  it(`keeps kubeVersion ${KUBE_CONSTRAINT}: Helm refuses to render for Kubernetes ${TOO_OLD}`, () => {
+    // gRPC probes are generally available from 1.27.
+    expect(KUBE_CONSTRAINT).toBe('>=1.27.0-0');
     const render = rendering.renders.find((r) => r.values === '-' && r.error !== undefined);
     expect(render?.error).toContain(
-      `chart requires kubeVersion: ${chartYaml.kubeVersion} which is incompatible with Kubernetes v${TOO_OLD}`,
+      `chart requires kubeVersion: ${KUBE_CONSTRAINT} which is incompatible with Kubernetes v${TOO_OLD}`,
     );
   });
 

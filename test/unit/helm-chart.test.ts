@@ -319,11 +319,12 @@ describe('deploy/helm/offsetsync rendered by Helm', () => {
           ports: { name: string; targetPort: string }[];
         };
         expect(service.ports.map((p) => p.name)).toEqual(spec.endpoints.map((e) => e.port));
-        // The Service's endpoints are exactly the service pods, each with the port it targets.
-        for (const deployment of deployments) {
-          const labels = (((deployment.spec as Tree).template as Tree).metadata as Tree).labels as Tree;
+        // The Service's endpoints are exactly the service pods (not the provision Job's), each with the
+        // port it targets.
+        for (const workload of manifests.filter((m) => m.kind === 'Deployment' || m.kind === 'Job')) {
+          const labels = (((workload.spec as Tree).template as Tree).metadata as Tree).labels as Tree;
           const selected = Object.entries(service.selector).every(([k, v]) => labels[k] === v);
-          expect(selected, meta(deployment).name).toBe(true);
+          expect(selected, meta(workload).name).toBe(workload.kind === 'Deployment');
         }
       });
 

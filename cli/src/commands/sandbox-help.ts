@@ -15,11 +15,17 @@ Starts everything on this machine and shows a consumer group moving between clus
 Then it keeps running (the health gRPC API stays up) until Ctrl-C or SIGTERM, and stops every process
 it started. Needs java (17+), mvn (the first run fetches the Kafka jars) and nats-server on PATH.
 
+With --prometheus it also runs Debian's Prometheus (/usr/bin/prometheus, apt-get install prometheus)
+scraping the four services every 2 s with the Helm chart's alert rules
+(deploy/helm/offsetsync/files/offsetsync-alerts.rules.yaml) and prints its address. Stop the committer
+and OffsetsyncLinkSourceOnly fires about a minute later (its for: 1m).
+
 Options:
   --topic <name>        demo topic (default demo-orders)
   --group <id>          demo consumer group (default demo-app)
   --partitions <n>      partitions of the demo topic (default 3)
   --records <n>         demo records per partition (default 2000)
+  --prometheus          also run Prometheus with the alert rules (see above)
   -h, --help            show this help
 
 Exit codes: 0 after Ctrl-C or SIGTERM, 1 when the start or the move failed, 64 for a bad command line.
@@ -27,6 +33,7 @@ Exit codes: 0 after Ctrl-C or SIGTERM, 1 when the start or the move failed, 64 f
 Example:
   npm start                      # builds, then runs offsetsync sandbox
   offsetsync sandbox --records 10000
+  offsetsync sandbox --prometheus
 `;
 
 export const sandboxDescription: CommandDescription = {

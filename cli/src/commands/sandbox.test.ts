@@ -9,6 +9,10 @@ describe('offsetsync sandbox command line', () => {
     expect(
       parseSandboxArgs(['--topic', 'orders', '--group', 'billing', '--partitions', '4', '--records', '500']),
     ).toEqual({ topic: 'orders', group: 'billing', partitions: 4, recordsPerPartition: 500 });
+    expect(parseSandboxArgs(['--prometheus', '--records', '500'])).toEqual({
+      prometheus: true,
+      recordsPerPartition: 500,
+    });
   });
 
   it('refuses unknown options, missing values and numbers out of range as usage errors', () => {
@@ -28,5 +32,6 @@ describe('offsetsync sandbox command line', () => {
     expect(sandboxDescription.help).toContain('MirrorMaker 2');
     expect(sandboxDescription.help).toMatch(/moved group <group>: replayed=<n> skipped=<n>/);
     expect(sandboxDescription.help).toContain('Ctrl-C');
+    expect(sandboxDescription.help).toContain('--prometheus');
   });
 });

@@ -16,6 +16,10 @@ export function parseSandboxArgs(argv: readonly string[]): SandboxOptions {
   };
   for (let i = 0; i < argv.length; i++) {
     const flag = argv[i]!;
+    if (flag === '--prometheus') {
+      options.prometheus = true;
+      continue;
+    }
     const value = argv[i + 1];
     i += 1;
     switch (flag) {
@@ -104,6 +108,11 @@ export async function runSandbox(argv: readonly string[], io: CommandIo): Promis
         `  NATS                ${endpoints.testbed.nats.url}  (subject prefix ${endpoints.subjectPrefix})`,
         `  offsetsync config   ${endpoints.configFile}`,
         `  MirrorMaker 2       ${endpoints.mirrorMaker.propertiesFile}`,
+        ...(endpoints.prometheus === undefined
+          ? []
+          : [
+              `  Prometheus          http://${endpoints.prometheus.address}  (alerts: http://${endpoints.prometheus.address}/alerts)`,
+            ]),
         `  logs                ${endpoints.testbed.workDir}`,
         'Ctrl-C stops everything.',
         '',

@@ -26,6 +26,7 @@ import {
   type TestbedInfo,
 } from '@offsetsync/testbed';
 import { demoRecordId, demoRecords, demoStopOffsets } from './demo-workload.js';
+import { startSandboxPrometheus, type SandboxPrometheus } from './sandbox-prometheus.js';
 import { countMove, formatMoveLine, type MoveCount } from './move-report.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -46,6 +47,11 @@ export interface SandboxOptions {
   recordsPerPartition?: number;
   /** How long one step may take before the sandbox gives up. Default: 180 000 ms. */
   stepTimeoutMs?: number;
+  /**
+   * Also run Debian's Prometheus (/usr/bin/prometheus) scraping the four services, with the chart's alert
+   * rules. Default: false.
+   */
+  prometheus?: boolean;
 }
 
 /** One line of progress: what became ready, and when (milliseconds since the sandbox started). */
@@ -56,6 +62,8 @@ export interface SandboxService {
   role: SandboxRole;
   pid: number;
   logFile: string;
+  /** `host:port` of its Prometheus metrics, with the `prometheus` option. */
+  metricsAddress?: string;
 }
 
 /** Where the running sandbox can be reached. */
@@ -66,6 +74,8 @@ export interface SandboxEndpoints {
   configFile: string;
   healthAddress: string;
   subjectPrefix: string;
+  /** The Prometheus scraping the services, with the `prometheus` option. */
+  prometheus?: SandboxPrometheus;
 }
 
 const CLI_MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
@@ -81,6 +91,8 @@ export class Sandbox {
   private readonly partitions: number;
   private readonly perPartition: number;
   private readonly stepTimeoutMs: number;
+  private readonly withPrometheus: boolean;
+  private prometheusPid: number | undefined;
   private readonly began = Date.now();
   private readonly progress: ProgressListener;
   private testbed: TestbedInfo | undefined;
@@ -99,6 +111,7 @@ export class Sandbox {
     this.partitions = options.partitions ?? 3;
     this.perPartition = options.recordsPerPartition ?? 2_000;
     this.stepTimeoutMs = options.stepTimeoutMs ?? 180_000;
+    this.withPrometheus = options.prometheus ?? false;
     this.progress = progress;
   }
 
@@ -109,6 +122,7 @@ export class Sandbox {
       ...(t ? [t.source.pid, t.target.pid, t.nats.pid] : []),
       ...(this.mirrorMaker ? [this.mirrorMaker.pid] : []),
       ...this.services.map((s) => s.pid),
+      ...(this.prometheusPid === undefined ? [] : [this.prometheusPid]),
     ];
   }
 
@@ -165,11 +179,33 @@ export class Sandbox {
     this.checkNotStopping();
     const healthPort = await freePort();
     const configFile = await this.writeServiceConfig(testbed, healthPort);
-    for (const role of SANDBOX_ROLES) this.services.push(this.startService(role, configFile));
+    for (const role of SANDBOX_ROLES)
+      this.services.push(
+        this.startService(
+          role,
+          configFile,
+          this.withPrometheus ? `127.0.0.1:${await freePort()}` : undefined,
+        ),
+      );
     await this.waitForHeartbeats(testbed);
     this.step(
       `offsetsync ${SANDBOX_ROLES.join(', ')} running (pids ${this.services.map((s) => s.pid).join(', ')}; config ${configFile})`,
     );
+    let prometheus: SandboxPrometheus | undefined;
+    if (this.withPrometheus) {
+      this.checkNotStopping();
+      prometheus = await this.launch(
+        startSandboxPrometheus({
+          dir: join(testbed.workDir, 'prometheus'),
+          targets: this.services.map((s) => ({ role: s.role, address: s.metricsAddress! })),
+          readyTimeoutMs: this.stepTimeoutMs,
+          started: (pid) => (this.prometheusPid = pid),
+        }),
+      );
+      this.step(
+        `Prometheus ${prometheus.address} scraping the four services with the chart's alert rules (pid ${prometheus.pid}, ${prometheus.configFile})`,
+      );
+    }
 
     const targetAdmin = await this.admin(target);
     await waitFor(
@@ -196,6 +232,7 @@ export class Sandbox {
       configFile,
       healthAddress: `127.0.0.1:${healthPort}`,
       subjectPrefix: SUBJECT_PREFIX,
+      ...(prometheus === undefined ? {} : { prometheus }),
     };
     this.endpoints = endpoints;
     return endpoints;
@@ -251,6 +288,8 @@ export class Sandbox {
     await this.launching?.catch(() => undefined);
     for (const close of this.closers.splice(0).reverse()) await close().catch(() => undefined);
     await Promise.all(this.services.map((s) => stopProcess(s.pid, { group: true, graceMs: 15_000 })));
+    if (this.prometheusPid !== undefined)
+      await stopProcess(this.prometheusPid, { group: true, graceMs: 15_000 });
     if (this.mirrorMaker) await stopMirrorMaker(this.mirrorMaker);
     if (this.testbed) {
       const kept = await stopTestbed(this.testbed, { keepLogs: this.failed });
@@ -361,14 +400,22 @@ export class Sandbox {
     return file;
   }
 
-  private startService(role: SandboxRole, configFile: string): SandboxService {
+  /** Starts one service; with `metricsAddress` it serves Prometheus metrics there. */
+  private startService(role: SandboxRole, configFile: string, metricsAddress?: string): SandboxService {
     const logFile = join(configFile, '..', `${role}.log`);
-    // Settings come from the file only: the sandbox's own environment holds no service settings.
-    const env = Object.fromEntries(
+    // Settings come from the file only (the sandbox's own environment holds no service settings), but for
+    // the metrics port: the four services share the file and each needs a port Prometheus knows.
+    const env: NodeJS.ProcessEnv = Object.fromEntries(
       Object.entries(process.env).filter(([name]) => !name.startsWith(ENV_PREFIX)),
     );
+    if (metricsAddress !== undefined) {
+      const [host, port] = metricsAddress.split(':') as [string, string];
+      env[`${ENV_PREFIX}TELEMETRY__PROMETHEUS__ENABLED`] = 'true';
+      env[`${ENV_PREFIX}TELEMETRY__PROMETHEUS__HOST`] = host;
+      env[`${ENV_PREFIX}TELEMETRY__PROMETHEUS__PORT`] = port;
+    }
     const pid = spawnDetached(process.execPath, [CLI_MAIN, role, '--config', configFile], logFile, env);
-    return { role, pid, logFile };
+    return { role, pid, logFile, ...(metricsAddress === undefined ? {} : { metricsAddress }) };
   }
 
   private async nats(url: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> {

@@ -234,6 +234,24 @@ describe('deploy/helm/offsetsync rendered by Helm', () => {
         expect(counts).toEqual(EXPECTED_KINDS[name]);
       });
 
+      it('renders the provision Job and its ConfigMap as the only hooks, ConfigMap first', () => {
+        const hooks = manifestsOf(name)
+          .filter((m) => m.hook)
+          .map(({ object }) => {
+            const annotations = (object.metadata as { annotations: Record<string, string> }).annotations;
+            return [
+              object.kind,
+              meta(object).name,
+              annotations['helm.sh/hook'],
+              annotations['helm.sh/hook-weight'],
+            ];
+          });
+        expect(hooks).toEqual([
+          ['ConfigMap', 'offsetsync-provision', 'pre-install,pre-upgrade', '-10'],
+          ['Job', 'offsetsync-provision', 'pre-install,pre-upgrade', '0'],
+        ]);
+      });
+
       it('renders only manifests valid against the Kubernetes and Prometheus operator schemas', () => {
         const manifests = manifestsOf(name);
         expect(manifests.length).toBeGreaterThan(0);

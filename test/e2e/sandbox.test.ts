@@ -1,6 +1,7 @@
 // `offsetsync sandbox` end to end, from the built CLI: it starts its own clusters, NATS, MirrorMaker 2
-// and the four services, reports the demo group's move, and on SIGINT stops every process it started
-// and exits with 0.
+// and the four services (with --prometheus, Debian's Prometheus scraping them with the chart's alert
+// rules), reports the demo group's move, fires the one-sided alert once the committer is stopped, and on
+// SIGINT stops every process it started and exits with 0.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -25,10 +26,23 @@ function childrenOf(pid: number): number[] {
   return children;
 }
 
+/** The order of the pids in the sandbox's "running (pids ...)" line. */
+const SANDBOX_ROLE_ORDER = ['health', 'committer', 'translator', 'collector'];
+
+/** The labels of every firing alert, from Prometheus' HTTP API. */
+async function firingAlerts(address: string): Promise<Record<string, string>[]> {
+  const response = await fetch(`http://${address}/api/v1/alerts`);
+  if (!response.ok) throw new Error(`GET /api/v1/alerts: ${response.status}`);
+  const body = (await response.json()) as {
+    data: { alerts: { state: string; labels: Record<string, string> }[] };
+  };
+  return body.data.alerts.filter((a) => a.state === 'firing').map((a) => a.labels);
+}
+
 describe('offsetsync sandbox', () => {
   it(
-    'moves the demo group with replayed=0 skipped=0 and leaves no process behind after SIGINT',
-    { timeout: 360_000 },
+    'moves the demo group with replayed=0 skipped=0, fires OffsetsyncLinkSourceOnly in its Prometheus when the committer stops, and leaves no process behind after SIGINT',
+    { timeout: 480_000 },
     async () => {
       const env = Object.fromEntries(
         Object.entries(process.env).filter(([name]) => !name.startsWith('OFFSETSYNC_')),
@@ -36,7 +50,7 @@ describe('offsetsync sandbox', () => {
       const began = Date.now();
       const child = spawn(
         process.execPath,
-        [join(REPO_ROOT, 'cli', 'bin', 'offsetsync.js'), 'sandbox', '--records', '1000'],
+        [join(REPO_ROOT, 'cli', 'bin', 'offsetsync.js'), 'sandbox', '--records', '1000', '--prometheus'],
         {
           stdio: ['ignore', 'pipe', 'pipe'],
           env,
@@ -99,9 +113,33 @@ describe('offsetsync sandbox', () => {
       expect(report.links).toHaveLength(1);
       expect(report.groups.some((g) => g.group === 'demo-app')).toBe(true);
 
-      // Kafka source and target, NATS, MirrorMaker and the four services, each leading its own group.
+      // Kafka source and target, NATS, MirrorMaker, the four services and Prometheus, each leading its
+      // own group.
       started = childrenOf(pid);
-      expect(started).toHaveLength(8);
+      expect(started).toHaveLength(9);
+
+      // Stopping the committer leaves the link SOURCE_ONLY; the chart's rule fires after its `for` (1m).
+      const prometheusAddress = /^\s+Prometheus\s+http:\/\/(\S+:\d+)\s/m.exec(output)?.[1];
+      expect(prometheusAddress, output).toBeDefined();
+      const pids = /running \(pids ([\d, ]+);/.exec(output)?.[1]?.split(', ').map(Number);
+      const committerPid = pids?.[SANDBOX_ROLE_ORDER.indexOf('committer')];
+      expect(committerPid !== undefined && started.includes(committerPid), output).toBe(true);
+      expect(await firingAlerts(prometheusAddress!)).not.toContainEqual(
+        expect.objectContaining({ alertname: 'OffsetsyncLinkSourceOnly' }),
+      );
+      const committerStopped = Date.now();
+      process.kill(committerPid!, 'SIGTERM');
+      const fired = await waitFor(
+        'OffsetsyncLinkSourceOnly firing in the sandbox Prometheus',
+        async () =>
+          (await firingAlerts(prometheusAddress!)).find((a) => a.alertname === 'OffsetsyncLinkSourceOnly'),
+        { timeoutMs: 180_000, intervalMs: 1_000 },
+      );
+      console.log(
+        `[sandbox] OffsetsyncLinkSourceOnly firing ${Date.now() - committerStopped} ms after the committer stopped`,
+      );
+      expect(fired).toMatchObject({ source: 'source', target: 'target', severity: 'critical' });
+      expect(Date.now() - committerStopped).toBeGreaterThanOrEqual(60_000);
 
       const stopping = Date.now();
       child.kill('SIGINT');

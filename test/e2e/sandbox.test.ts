@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { isAlive, isGroupAlive, REPO_ROOT, waitFor } from '@offsetsync/testbed';
+import { GiveUp, isAlive, isGroupAlive, REPO_ROOT, waitFor } from '@offsetsync/testbed';
 
 /** Pids of the direct children of `pid`, read from /proc. */
 function childrenOf(pid: number): number[] {
@@ -75,7 +75,8 @@ describe('offsetsync sandbox', () => {
         'the moved-group line',
         () => {
           if (child.exitCode !== null)
-            throw new Error(`the sandbox exited with ${child.exitCode}:\n${output}`);
+            // GiveUp ends the wait at once (waitFor retries other errors until its timeout).
+            throw new GiveUp(`the sandbox exited with ${child.exitCode}:\n${output}`);
           return Promise.resolve(
             /^moved group (\S+): replayed=(\d+) skipped=(\d+)$/m.exec(output) ?? undefined,
           );

@@ -39,6 +39,11 @@ export interface SpawnServiceOptions {
   env?: NodeJS.ProcessEnv;
   /** Node.js options before the script, e.g. `--cpu-prof`. Default: none. */
   nodeArgs?: readonly string[];
+  /**
+   * A command that runs node, e.g. `['strace', '-D', ...]`: started as `<wrapper...> node ...`. It must
+   * exec node in the started process (as `strace -D` does), so that the pid and exit code are the service's.
+   */
+  wrapper?: readonly string[];
 }
 
 /**
@@ -67,7 +72,16 @@ export async function spawnService(
   const fd = openSync(logFile, 'a');
   let child;
   try {
-    child = spawn(process.execPath, [...(options.nodeArgs ?? []), main, '--config', configFile], {
+    const [command = process.execPath, ...wrapperArgs] = options.wrapper ?? [];
+    const args = [
+      ...wrapperArgs,
+      ...(options.wrapper === undefined ? [] : [process.execPath]),
+      ...(options.nodeArgs ?? []),
+      main,
+      '--config',
+      configFile,
+    ];
+    child = spawn(command, args, {
       cwd: REPO_ROOT,
       stdio: ['ignore', fd, fd],
       env: { ...serviceEnvironment(process.env), ...options.env },

@@ -3,23 +3,20 @@
 // the offsetsync prefix, and the project's own tool variables. Each must start and keep running, read
 // its settings from the environment as before, and still exit 2 on a mistyped setting.
 import { describe, expect, inject, it } from 'vitest';
-import { Names, ServiceRole, type Heartbeat } from '@offsetsync/contracts';
-import { startService, type Role } from '@offsetsync/harness';
+import type { ServiceRole } from '@offsetsync/contracts';
+import { Names, type Heartbeat } from '@offsetsync/contracts';
+import { startService } from '@offsetsync/harness';
 import { GiveUp } from '@offsetsync/testbed';
 import { freePort } from '../infra/free-port.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, natsConnection } from '../support/jetstream.js';
 import { uniqueName } from '../support/names.js';
+import { SERVICE_ROLES } from '../support/service-roles.js';
 
 const testbed = inject('testbed');
 
-const ROLES: readonly { role: Role; heartbeatRole: ServiceRole }[] = [
-  { role: 'collector', heartbeatRole: ServiceRole.SERVICE_ROLE_COLLECTOR },
-  { role: 'translator', heartbeatRole: ServiceRole.SERVICE_ROLE_TRANSLATOR },
-  { role: 'committer', heartbeatRole: ServiceRole.SERVICE_ROLE_COMMITTER },
-  { role: 'health', heartbeatRole: ServiceRole.SERVICE_ROLE_HEALTH },
-];
+const ROLES = SERVICE_ROLES;
 
 /**
  * What Kubernetes gives a pod for the Services `offsetsync-health` (the chart's, one named port),

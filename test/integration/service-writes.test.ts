@@ -7,23 +7,19 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { Names, ServiceRole } from '@offsetsync/contracts';
-import { startService, type Role } from '@offsetsync/harness';
+import { Names } from '@offsetsync/contracts';
+import { startService } from '@offsetsync/harness';
 import { GiveUp, REPO_ROOT } from '@offsetsync/testbed';
 import { freePort } from '../infra/free-port.js';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
 import { heartbeats, natsConnection } from '../support/jetstream.js';
 import { uniqueName } from '../support/names.js';
+import { SERVICE_ROLES } from '../support/service-roles.js';
 
 const testbed = inject('testbed');
 
-const ROLES: readonly { role: Role; heartbeatRole: ServiceRole }[] = [
-  { role: 'collector', heartbeatRole: ServiceRole.SERVICE_ROLE_COLLECTOR },
-  { role: 'translator', heartbeatRole: ServiceRole.SERVICE_ROLE_TRANSLATOR },
-  { role: 'committer', heartbeatRole: ServiceRole.SERVICE_ROLE_COMMITTER },
-  { role: 'health', heartbeatRole: ServiceRole.SERVICE_ROLE_HEALTH },
-];
+const ROLES = SERVICE_ROLES;
 
 /** Where the chart lets a service write: its /tmp emptyDir, and /dev/null. */
 const WRITABLE = ['/tmp/', '/dev/null'];

@@ -187,6 +187,7 @@ describe('health', () => {
       health: { grpc: { host: '127.0.0.1', port } },
     });
     const env = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: traces.url, OTEL_BSP_SCHEDULE_DELAY: '200' };
+    const prefix = config.nats.subjectPrefix;
 
     // 200 records on the source; the target holds the first 100, then 10 records of its own, then the
     // other 100: source offset o >= 100 lands at o + 10 on the target.
@@ -244,35 +245,50 @@ describe('health', () => {
     expect(synced).toMatchObject({ targetOffset: 50, exact: true, lagMs: 0, replayIfMoved: 0 });
     expect(await committedOnTarget(targetAdmin, group, topic)).toBe(50);
 
-    // One trace for that offset sync, with spans of the collector, the translator and the committer.
-    const trace = await waitFor(
+    // One trace for that offset sync, on the messaging conventions: the collector's publish, the
+    // translator's process of it and its publish of the translation, the committer's process of that.
+    const stage = (name: string) => (s: ReceivedSpan) =>
+      s.attributes['offsetsync.stage'] === name && s.attributes['offsetsync.group'] === group;
+    const chain = await waitFor(
       'one trace across the three services',
       () => {
-        const collected = traces
-          .spans()
-          .filter((s) => s.name === 'offsetsync.collect' && s.attributes['offsetsync.group'] === group);
+        const spans = traces.spans();
+        const collected = spans.filter(stage('collect'));
         const ids = new Set(collected.map((s) => s.traceId));
         if (ids.size !== 1) return Promise.resolve(undefined);
         const [traceId] = ids;
-        const services = new Set(
-          traces
-            .spans()
-            .filter((s) => s.traceId === traceId)
-            .map((s) => s.service),
+        const inTrace = spans.filter((s) => s.traceId === traceId);
+        const child = (parent: ReceivedSpan | undefined, kind: number) =>
+          inTrace.find((s) => parent !== undefined && s.parentSpanId === parent.spanId && s.kind === kind);
+        const collect = collected[0];
+        const translate = child(collect, SPAN_KIND_CONSUMER);
+        const translated = child(translate, SPAN_KIND_PRODUCER);
+        const commit = child(translated, SPAN_KIND_CONSUMER);
+        return Promise.resolve(
+          commit === undefined ? undefined : { collect: collect!, translate, translated, commit },
         );
-        return Promise.resolve(services.size === 3 ? { traceId, services } : undefined);
       },
       { timeoutMs: 30_000, intervalMs: 200 },
     );
-    expect([...trace.services].sort()).toEqual([
-      'offsetsync-collector',
-      'offsetsync-committer',
-      'offsetsync-translator',
+    expect(
+      Object.values(chain).map((s) => [s!.service, s!.name, s!.attributes['messaging.operation.type']]),
+    ).toEqual([
+      ['offsetsync-collector', `publish ${prefix}.committed.source.>`, 'send'],
+      ['offsetsync-translator', `process ${prefix}.committed.source.>`, 'process'],
+      ['offsetsync-translator', `publish ${prefix}.translated.source.target.>`, 'send'],
+      ['offsetsync-committer', `process ${prefix}.translated.source.target.>`, 'process'],
     ]);
-    const translated = traces
-      .spans()
-      .filter((s) => s.name === 'offsetsync.translate' && s.attributes['offsetsync.group'] === group);
-    expect(new Set(translated.map((s) => s.traceId))).toEqual(new Set([trace.traceId]));
+    for (const s of Object.values(chain)) {
+      expect(s!.attributes).toMatchObject({ 'messaging.system.name': 'nats', 'offsetsync.group': group });
+      // The subject falls under the filter that names the span (`<filter without '>'><group>.<topic>.0`).
+      const filter = String(s!.attributes['messaging.destination.template']);
+      expect(s!.name.endsWith(filter)).toBe(true);
+      expect(s!.attributes['messaging.destination.name']).toBe(`${filter.slice(0, -1)}${group}.${topic}.0`);
+    }
+    expect(chain.translate!.attributes['messaging.consumer.group.name']).toBe('translator-source-target');
+    expect(chain.commit.attributes['messaging.consumer.group.name']).toBe('committer-source-target');
+    expect(chain.collect.attributes['messaging.message.id']).toEqual(expect.any(String));
+    expect(chain.translated!.attributes['messaging.message.id']).toEqual(expect.any(String));
 
     // With the committer gone, the group moves on to 150 on the source; its counterpart on the target is
     // 160, so a consumer moving now would read 110 records again.
@@ -360,10 +376,17 @@ async function recordsBefore(
   return result;
 }
 
+const SPAN_KIND_PRODUCER = 4;
+const SPAN_KIND_CONSUMER = 5;
+
 interface ReceivedSpan {
   service: string;
   traceId: string;
+  spanId: string;
+  parentSpanId: string | undefined;
   name: string;
+  /** OTLP's span kind: 4 PRODUCER, 5 CONSUMER. */
+  kind: number;
   attributes: Record<string, unknown>;
 }
 
@@ -383,14 +406,31 @@ async function otlpReceiver(): Promise<{ url: string; spans: () => ReceivedSpan[
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
         resourceSpans?: {
           resource?: { attributes?: Attr[] };
-          scopeSpans?: { spans?: { traceId: string; name: string; attributes?: Attr[] }[] }[];
+          scopeSpans?: {
+            spans?: {
+              traceId: string;
+              spanId: string;
+              parentSpanId?: string;
+              name: string;
+              kind: number;
+              attributes?: Attr[];
+            }[];
+          }[];
         }[];
       };
       for (const rs of body.resourceSpans ?? []) {
         const service = String(plain(rs.resource?.attributes)['service.name']);
         for (const ss of rs.scopeSpans ?? [])
           for (const s of ss.spans ?? [])
-            spans.push({ service, traceId: s.traceId, name: s.name, attributes: plain(s.attributes) });
+            spans.push({
+              service,
+              traceId: s.traceId,
+              spanId: s.spanId,
+              parentSpanId: s.parentSpanId === '' ? undefined : s.parentSpanId,
+              name: s.name,
+              kind: s.kind,
+              attributes: plain(s.attributes),
+            });
       }
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end('{}');

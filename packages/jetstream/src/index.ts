@@ -10,7 +10,12 @@ export {
   type NatsRole,
   type NatsRoleScope,
 } from './permissions.js';
-export { committerConsumerSpec, translatorConsumerSpec } from './durable-consumers.js';
+export {
+  committerConsumerSpec,
+  committerDurable,
+  translatorConsumerSpec,
+  translatorDurable,
+} from './durable-consumers.js';
 export {
   provisionDurableConsumer,
   provisionKvBucket,

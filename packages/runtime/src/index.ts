@@ -20,6 +20,7 @@ export { describeConfigSchema, type ConfigFieldDescription } from './config/desc
 export { retiredSettings } from './config/retired-settings.js';
 export { createLogger, type Logger } from './logging/logger.js';
 export { type Telemetry } from './telemetry/telemetry.js';
+export { failSpan, messagingSpan, type SyncStage } from './telemetry/messaging-spans.js';
 export { bindServer, serverCredentials, shutdownServer } from './probes/grpc-server.js';
 export { HealthStatusBoard, healthServer, ServingStatus } from './probes/health-status-board.js';
 export { type HeartbeatState } from './heartbeat/heartbeat-publisher.js';

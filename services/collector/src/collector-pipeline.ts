@@ -7,10 +7,10 @@
 //   6. publish  them, returning only once JetStream acknowledged every event.
 // Steps 1, 2, 3 and 5 are pure. The worker lets the chunk's position be committed after that, so a crash
 // re-emits (deduplicated by message id) and never loses a commit.
-import { context, SpanKind, trace, type Tracer } from '@opentelemetry/api';
+import { context, trace, type Tracer } from '@opentelemetry/api';
 import { AnchorStatus, type Names } from '@offsetsync/contracts';
 import { type StreamMessage } from '@offsetsync/jetstream';
-import { type Logger } from '@offsetsync/runtime';
+import { failSpan, messagingSpan, type Logger } from '@offsetsync/runtime';
 import type { AnchorResolution, AnchorResolver } from './anchor-resolver.js';
 import { coalesce, type VersionedRecord } from './commit-coalescer.js';
 import { filterRecords, type CommitFilter } from './commit-filter.js';
@@ -148,30 +148,32 @@ export class CollectorPipeline {
    * in the NATS headers.
    */
   private async publish(events: readonly OutgoingEvent[]): Promise<void> {
-    const spans = events.map((event) =>
-      this.options.tracer.startSpan(
-        'offsetsync.collect',
-        {
-          kind: SpanKind.PRODUCER,
-          attributes: {
-            'offsetsync.source': this.options.source,
-            'offsetsync.group': event.group,
-            'offsetsync.topic': event.topic,
-            'offsetsync.partition': event.partition,
-            'offsetsync.event': event.event.type,
-            'messaging.message.id': event.msgId,
-          },
+    const { names, source, tracer } = this.options;
+    const subjectTemplate = names.committedFilter(source);
+    const spans = events.map((event) => {
+      const { name, options } = messagingSpan({
+        operation: 'publish',
+        stage: 'collect',
+        subject: event.subject,
+        subjectTemplate,
+        messageId: event.msgId,
+        attributes: {
+          'offsetsync.source': source,
+          'offsetsync.group': event.group,
+          'offsetsync.topic': event.topic,
+          'offsetsync.partition': event.partition,
+          'offsetsync.event': event.event.type,
         },
-        context.active(),
-      ),
-    );
+      });
+      return tracer.startSpan(name, options, context.active());
+    });
     const messages = events.map((event, i) =>
       toStreamMessage(event, trace.setSpan(context.active(), spans[i]!)),
     );
     try {
       await this.options.publish(messages);
     } catch (error: unknown) {
-      for (const span of spans) span.recordException(error instanceof Error ? error : String(error));
+      for (const span of spans) failSpan(span, error);
       throw error;
     } finally {
       for (const span of spans) span.end();

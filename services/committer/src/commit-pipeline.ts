@@ -13,10 +13,10 @@
 // Each group is published and settled as soon as it is done, not after the whole batch. Inputs are
 // acknowledged only after JetStream acknowledged the events (at-least-once); a crash at any point leads to
 // a redelivery, which the version check turns into a harmless repeat.
-import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type { Names, Version } from '@offsetsync/contracts';
 import type { StreamMessage } from '@offsetsync/jetstream';
-import type { Logger } from '@offsetsync/runtime';
+import { failSpan, type Logger } from '@offsetsync/runtime';
 import type { ActiveGroups } from './active-groups.js';
 import type { AppliedVersionsStore } from './applied-versions-store.js';
 import { mapWithConcurrency } from './concurrency.js';
@@ -202,8 +202,7 @@ export class CommitPipeline {
       if (publishError !== undefined) throw publishError.error;
     } catch (error: unknown) {
       for (const item of items) {
-        item.span.recordException(error instanceof Error ? error : String(error));
-        item.span.setStatus({ code: SpanStatusCode.ERROR });
+        failSpan(item.span, error);
       }
       throw error;
     } finally {

@@ -12,7 +12,7 @@
 //                    next revision of the same version (pipeline/revisions.ts).
 // A source commit is acknowledged only after JetStream acknowledged its translation; a crash leads to a
 // redelivery, and the message ids make the repeat harmless.
-import { context, SpanKind, trace, type Span, type Tracer } from '@opentelemetry/api';
+import { context, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { MsgHdrs } from 'nats';
 import {
   formatVersion,
@@ -21,9 +21,9 @@ import {
   type OffsetCommitted,
   type OffsetSyncError,
 } from '@offsetsync/contracts';
-import type { NewestOutcome, RankedMessage } from '@offsetsync/jetstream';
+import { translatorDurable, type NewestOutcome, type RankedMessage } from '@offsetsync/jetstream';
 import { toOffsetSyncError } from '@offsetsync/kafka';
-import type { Logger, ProblemBoard } from '@offsetsync/runtime';
+import { failSpan, messagingSpan, type Logger, type ProblemBoard, type SyncStage } from '@offsetsync/runtime';
 import type { PositionMemory } from './position-memory.js';
 import { buildTranslation } from './pipeline/build-translations.js';
 import { newestPerSubject, readCommit } from './pipeline/intake.js';
@@ -33,7 +33,9 @@ import {
   FINAL_STAGE,
   outcomeName,
   translatedMessage,
+  translationAddress,
   type Link,
+  type PublishedTranslation,
   type TranslationRank,
 } from './pipeline/publish.js';
 import {
@@ -128,10 +130,19 @@ export class TranslationPipeline {
   readonly revisions: RevisionWatch;
   /** When the last batch was published (epoch ms); 0 before the first. */
   lastEventAtMs = 0;
+  /** The durable consumer the link's commits are delivered to, and the subjects it reads. */
+  private readonly consumer: { durable: string; filterSubject: string };
+  /** The subjects the link's translations go on (names the `publish` spans). */
+  private readonly translatedSubjects: string;
 
   constructor(private readonly options: TranslationPipelineOptions) {
     this.clock = options.clock ?? Date.now;
     this.link = { source: options.source, target: options.target };
+    this.consumer = {
+      durable: translatorDurable(options.source, options.target),
+      filterSubject: options.names.committedFilter(options.source),
+    };
+    this.translatedSubjects = options.names.translatedFilter(options.source, options.target);
     this.revisions = new RevisionWatch(
       options.revisions ?? { windowMs: 0, intervalMs: 1_000, maxWatched: 0 },
     );
@@ -194,20 +205,21 @@ export class TranslationPipeline {
         message.ack();
         continue;
       }
-      const span = this.options.tracer.startSpan(
-        'offsetsync.translate',
-        {
-          kind: SpanKind.CONSUMER,
-          attributes: {
-            'offsetsync.source': this.link.source,
-            'offsetsync.target': this.link.target,
-            'offsetsync.group': read.event.group,
-            'offsetsync.topic': read.event.topic,
-            'offsetsync.partition': read.event.partition,
-          },
+      const { name, options } = messagingSpan({
+        operation: 'process',
+        stage: 'translate',
+        subject: message.subject,
+        subjectTemplate: this.consumer.filterSubject,
+        consumer: this.consumer.durable,
+        attributes: {
+          'offsetsync.source': this.link.source,
+          'offsetsync.target': this.link.target,
+          'offsetsync.group': read.event.group,
+          'offsetsync.topic': read.event.topic,
+          'offsetsync.partition': read.event.partition,
         },
-        read.trace,
-      );
+      });
+      const span = this.options.tracer.startSpan(name, options, read.trace);
       work.push({ message, event: read.event, span, translation: decideWithoutTarget(read.event) });
     }
     if (undecodable !== undefined) this.options.problems?.fail(TranslatorAreas.readCommits, undecodable);
@@ -324,39 +336,29 @@ export class TranslationPipeline {
     translatedAtMs: number,
   ): Promise<void> {
     if (revised.length === 0) return;
-    const spans = revised.map(({ watched, translation }) =>
-      this.options.tracer.startSpan('offsetsync.revise', {
-        attributes: {
-          'offsetsync.source': this.link.source,
-          'offsetsync.target': this.link.target,
-          'offsetsync.group': watched.event.group,
-          'offsetsync.topic': watched.event.topic,
-          'offsetsync.partition': watched.event.partition,
-          'offsetsync.revision': watched.revision + 1,
-          'offsetsync.outcome': outcomeName(translation.outcome),
+    const published = revised.map(({ watched, translation }) =>
+      this.publishing(
+        'revise',
+        {
+          link: this.link,
+          event: watched.event,
+          translation,
+          attempts: 1,
+          translatedAtMs,
+          revision: watched.revision + 1,
         },
-      }),
+        context.active(),
+        { 'offsetsync.revision': watched.revision + 1 },
+      ),
     );
     let outcomes: readonly NewestOutcome<TranslationRank>[];
     try {
-      outcomes = await this.options.publish(
-        revised.map(({ watched, translation }, i) =>
-          translatedMessage(
-            this.options.names,
-            {
-              link: this.link,
-              event: watched.event,
-              translation,
-              attempts: 1,
-              translatedAtMs,
-              revision: watched.revision + 1,
-            },
-            trace.setSpan(context.active(), spans[i]!),
-          ),
-        ),
-      );
+      outcomes = await this.options.publish(published.map((p) => p.message));
+    } catch (error: unknown) {
+      for (const { span } of published) failSpan(span, error);
+      throw error;
     } finally {
-      for (const span of spans) span.end();
+      for (const { span } of published) span.end();
     }
     revised.forEach(({ watched, translation, highWatermark }, i) => {
       if (outcomes[i]?.kind === 'superseded') {
@@ -389,32 +391,32 @@ export class TranslationPipeline {
   private async publish(work: readonly Work[]): Promise<void> {
     const translatedAtMs = this.clock();
     const messages: RankedMessage<TranslationRank>[] = [];
-    const published: Work[] = [];
+    const published: Array<{ work: Work; span: Span }> = [];
     for (const w of work) {
       if (w.translation === undefined) continue;
-      published.push(w);
-      messages.push(
-        translatedMessage(
-          this.options.names,
-          {
-            link: this.link,
-            event: w.event,
-            translation: w.translation,
-            attempts: w.message.info.redeliveryCount,
-            translatedAtMs,
-          },
-          trace.setSpan(context.active(), w.span),
-        ),
+      const { message, span } = this.publishing(
+        'translate',
+        {
+          link: this.link,
+          event: w.event,
+          translation: w.translation,
+          attempts: w.message.info.redeliveryCount,
+          translatedAtMs,
+        },
+        trace.setSpan(context.active(), w.span),
       );
+      published.push({ work: w, span });
+      messages.push(message);
       w.span.setAttribute('offsetsync.outcome', outcomeName(w.translation.outcome));
     }
     try {
       const outcomes = await this.options.publish(messages);
       outcomes.forEach((outcome, i) => {
         if (outcome.kind !== 'superseded') return;
-        const w = published[i]!;
+        const { work: w, span } = published[i]!;
         w.superseded = outcome.stored;
         w.span.setAttribute('offsetsync.superseded', true);
+        span.setAttribute('offsetsync.superseded', true);
         this.options.logger.debug(
           {
             subject: messages[i]!.subject,
@@ -427,11 +429,44 @@ export class TranslationPipeline {
       this.options.problems?.recover(TranslatorAreas.publishTranslations);
     } catch (error: unknown) {
       this.options.problems?.fail(TranslatorAreas.publishTranslations, error);
+      for (const { span } of published) failSpan(span, error);
       throw error;
     } finally {
+      for (const { span } of published) span.end();
       for (const w of work) w.span.end();
     }
     this.lastEventAtMs = translatedAtMs;
+  }
+
+  /**
+   * The message of one translation and its `publish` span, a child of `parent`; the message carries the
+   * span's context, so the committer's span follows it.
+   */
+  private publishing(
+    stage: Extract<SyncStage, 'translate' | 'revise'>,
+    p: PublishedTranslation,
+    parent: Context,
+    attributes: Attributes = {},
+  ): { message: RankedMessage<TranslationRank>; span: Span } {
+    const { subject, msgId } = translationAddress(this.options.names, p);
+    const { name, options } = messagingSpan({
+      operation: 'publish',
+      stage,
+      subject,
+      subjectTemplate: this.translatedSubjects,
+      messageId: msgId,
+      attributes: {
+        'offsetsync.source': this.link.source,
+        'offsetsync.target': this.link.target,
+        'offsetsync.group': p.event.group,
+        'offsetsync.topic': p.event.topic,
+        'offsetsync.partition': p.event.partition,
+        'offsetsync.outcome': outcomeName(p.translation.outcome),
+        ...attributes,
+      },
+    });
+    const span = this.options.tracer.startSpan(name, options, parent);
+    return { message: translatedMessage(this.options.names, p, trace.setSpan(parent, span)), span };
   }
 
   /** Settles the published commits: acknowledged, or handed back while pending. */

@@ -9,7 +9,7 @@
 // move another link's groups, nor another key's group through a key's subject. No OffsetApplied event is
 // published for it: the subject it would go on belongs to a link (or key) the event has no say over,
 // and the committer's NATS user may publish only on its own links' subjects.
-import { SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import type { Context, Span, Tracer } from '@opentelemetry/api';
 import {
   decodeEvent,
   ErrorCodes,
@@ -22,7 +22,8 @@ import {
   type ReceivedMessage,
   type Version,
 } from '@offsetsync/contracts';
-import type { Logger } from '@offsetsync/runtime';
+import { committerDurable } from '@offsetsync/jetstream';
+import { failSpan, messagingSpan, type Logger } from '@offsetsync/runtime';
 import type { CommitterOutcome, OutcomeCounters } from '../outcome-counters.js';
 import type { RefusalKind, Refusals } from '../refusals.js';
 import { byGroup, coalesceByKey } from '../translation-coalescer.js';
@@ -245,7 +246,7 @@ export class Intake {
     let readable = false;
     for (const message of messages) {
       const read = readTranslation(message, this.options.link, this.options.names);
-      const span = this.startSpan(read);
+      const span = this.startSpan(message, read);
       switch (read.kind) {
         case 'malformed':
           unusable = read.error;
@@ -280,28 +281,29 @@ export class Intake {
     return items;
   }
 
-  private startSpan(read: ReadTranslation): Span {
-    const span = this.options.tracer.startSpan(
-      'offsetsync.commit',
-      {
-        kind: SpanKind.CONSUMER,
-        attributes: {
-          'offsetsync.source': this.options.link.source,
-          'offsetsync.target': this.options.link.target,
-        },
-      },
-      read.trace,
-    );
+  private startSpan(message: InboundMessage, read: ReadTranslation): Span {
+    const { link, names } = this.options;
     const translation = read.translation;
-    if (translation !== undefined) {
-      span.setAttributes({
-        'offsetsync.group': translation.group,
-        'offsetsync.topic': translation.topic,
-        'offsetsync.partition': translation.partition,
-        'offsetsync.version': formatVersion(translation.version),
-      });
-    }
-    return span;
+    const { name, options } = messagingSpan({
+      operation: 'process',
+      stage: 'commit',
+      subject: message.subject,
+      subjectTemplate: names.translatedFilter(link.source, link.target),
+      consumer: committerDurable(link.source, link.target),
+      attributes: {
+        'offsetsync.source': link.source,
+        'offsetsync.target': link.target,
+        ...(translation === undefined
+          ? {}
+          : {
+              'offsetsync.group': translation.group,
+              'offsetsync.topic': translation.topic,
+              'offsetsync.partition': translation.partition,
+              'offsetsync.version': formatVersion(translation.version),
+            }),
+      },
+    });
+    return this.options.tracer.startSpan(name, options, read.trace);
   }
 
   /**
@@ -316,7 +318,7 @@ export class Intake {
     const outcome: CommitterOutcome =
       read.refusal === 'foreign_link' ? 'refused_foreign_link' : 'refused_subject_mismatch';
     span.setAttribute('offsetsync.outcome', outcome);
-    span.setStatus({ code: SpanStatusCode.ERROR, message: read.error.message });
+    failSpan(span, read.error);
     // No reason: nats-server 2.9 takes only a bare +TERM; one with a reason (2.10+) is ignored, and the
     // message would be redelivered after every ack wait. The log and the span carry the reason.
     message.term();
@@ -348,7 +350,7 @@ export class Intake {
         { code: problem.code, problem: problem.message },
         'terminating an unusable translated event',
       );
-      span.setStatus({ code: SpanStatusCode.ERROR, message: problem.message });
+      failSpan(span, problem);
       // Without a reason, which nats-server 2.9 would ignore (see refuse).
       message.term();
     }

@@ -15,7 +15,7 @@ import {
   type Version,
 } from '@offsetsync/contracts';
 import type { StreamMessage } from '@offsetsync/jetstream';
-import { doublingBackoffMs, type BackoffSettings } from '@offsetsync/runtime';
+import { doublingBackoffMs, failSpan, type BackoffSettings } from '@offsetsync/runtime';
 import type { OutcomeCounters } from '../outcome-counters.js';
 import type { AppliedOutcomeName, AppliedReport, Link, WorkItem } from './work-item.js';
 
@@ -136,7 +136,7 @@ export class Reports {
       } else {
         item.message.nak(doublingBackoffMs(item.message.info.redeliveryCount, this.options.backoff));
         item.span.setAttribute('offsetsync.outcome', 'retried');
-        item.span.recordException(fate.error);
+        failSpan(item.span, fate.error);
         this.options.counters.add('retried');
       }
       this.options.onHandled(item.version);

@@ -145,25 +145,35 @@ function translatedEvent(p: PublishedTranslation): OffsetTranslated {
 }
 
 /**
- * The stream message of one translation, continuing the trace of `traceContext`, with its rank. Each
- * attempt of a pending translation is news for health and has a message id of its own; a final one is
- * published once. Pure.
+ * Where one translation is published: its subject, and its message id. Each attempt of a pending
+ * translation is news for health and has a message id of its own; a final one is published once. Pure.
  */
+export function translationAddress(
+  names: Names,
+  p: PublishedTranslation,
+): { subject: string; msgId: string } {
+  const pending = p.translation.outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING;
+  return {
+    subject: names.translated(p.link.source, p.link.target, p.event),
+    msgId: translatedMessageId(
+      p.link.source,
+      p.link.target,
+      p.event.version,
+      pending ? { final: false, attempts: p.attempts } : { final: true, revision: p.revision ?? 0 },
+    ),
+  };
+}
+
+/** The stream message of one translation ({@link translationAddress}), continuing the trace of `traceContext`, with its rank. Pure. */
 export function translatedMessage(
   names: Names,
   p: PublishedTranslation,
   traceContext: Context,
 ): RankedMessage<TranslationRank> {
-  const pending = p.translation.outcome === TranslationOutcome.TRANSLATION_OUTCOME_PENDING;
-  const msgId = translatedMessageId(
-    p.link.source,
-    p.link.target,
-    p.event.version,
-    pending ? { final: false, attempts: p.attempts } : { final: true, revision: p.revision ?? 0 },
-  );
+  const { subject, msgId } = translationAddress(names, p);
   const encoded = encodeEvent(
     { type: 'OffsetTranslated', event: translatedEvent(p) },
-    { subject: names.translated(p.link.source, p.link.target, p.event), msgId, trace: traceContext },
+    { subject, msgId, trace: traceContext },
   );
   return {
     subject: encoded.subject,

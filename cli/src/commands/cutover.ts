@@ -4,7 +4,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, OffsetSyncHealthClient } from '@offsetsync/contracts';
 import { KafkaAdapter } from '@offsetsync/kafka';
-import { loadConfig, type OffsetSyncConfig, parseDuration } from '@offsetsync/runtime';
+import {
+  loadConfig,
+  type OffsetSyncConfig,
+  parseDuration,
+  targetTopic,
+  type TopicNames,
+} from '@offsetsync/runtime';
 import { pino } from 'pino';
 import { type CommandIo, UsageError } from '../command.js';
 import { type CutoverVerdict, cutoverVerdict, provenVerdict } from '../cutover/cutover-verdict.js';
@@ -97,7 +103,7 @@ interface Observation {
  */
 async function observe(
   args: CutoverArgs,
-  clusters: { source: KafkaAdapter; target: KafkaAdapter },
+  clusters: { source: KafkaAdapter; target: KafkaAdapter; topicNames: TopicNames | undefined },
   health: OffsetSyncHealthClient,
   healthAddress: string,
 ): Promise<Observation> {
@@ -147,6 +153,11 @@ async function observe(
       window: args.proofWindow,
       from: args.from,
       to: args.to,
+      targetTopic: (topic) => {
+        const named = targetTopic(clusters.topicNames, args.from, topic);
+        // A topic the link does not replicate is refused by the translator, and the verdict blocks on it.
+        return named.kind === 'replicated' ? named.topic : topic;
+      },
     });
   } catch (error: unknown) {
     return {
@@ -197,9 +208,8 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
     io.stderr(`offsetsync cutover: ${error.message}\n`);
     return 2;
   }
-  if (!config.links.some((l) => l.source === args.from && l.target === args.to)) {
-    throw new UsageError(`the config has no link ${args.from} -> ${args.to}`);
-  }
+  const link = config.links.find((l) => l.source === args.from && l.target === args.to);
+  if (link === undefined) throw new UsageError(`the config has no link ${args.from} -> ${args.to}`);
   const connection = healthConnection(args.connection, healthAddressFromConfig(config));
   const healthAddress = connection.address;
   const adapter = (alias: string) => {
@@ -210,7 +220,7 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
       logger: pino({ level: 'silent' }),
     });
   };
-  const clusters = { source: adapter(args.from), target: adapter(args.to) };
+  const clusters = { source: adapter(args.from), target: adapter(args.to), topicNames: link.topicNames };
   const health = new OffsetSyncHealthClient(connection.address, connection.credentials);
   try {
     const deadline = Date.now() + args.timeoutMs;

@@ -28,6 +28,8 @@ export interface GroupRow {
   target: string;
   group: string;
   topic: string;
+  /** The topic's name on the target (the same as `topic` unless the link renames it). */
+  targetTopic: string;
   partition: number;
   sourceOffset: number;
   targetOffset: number;
@@ -94,6 +96,8 @@ export function groupRows(group: GroupStatus): GroupRow[] {
     target: group.targetCluster,
     group: group.group,
     topic: p.topic,
+    // Health before topic names leaves it empty: the same name.
+    targetTopic: p.targetTopic === '' ? p.topic : p.targetTopic,
     partition: p.partition,
     sourceOffset: p.sourceOffset,
     targetOffset: p.targetOffset,
@@ -145,7 +149,9 @@ export function formatReport(report: StatusReport): string {
         report.groups.map((g) => [
           `${g.source} -> ${g.target}`,
           g.group,
-          `${g.topic}/${g.partition}`,
+          g.targetTopic === g.topic
+            ? `${g.topic}/${g.partition}`
+            : `${g.topic} -> ${g.targetTopic}/${g.partition}`,
           String(g.sourceOffset),
           orDash(g.targetOffset),
           g.exact ? 'yes' : 'no',

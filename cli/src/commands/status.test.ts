@@ -43,6 +43,7 @@ describe('offsetsync status', () => {
         target: 'cloud',
         group: 'orders',
         topic: 'o',
+        targetTopic: 'o',
         partition: 2,
         sourceOffset: 150,
         targetOffset: 50,
@@ -64,6 +65,16 @@ describe('offsetsync status', () => {
     expect(text).toContain('Overall: SOURCE_ONLY');
     expect(text).toMatch(/dc1 -> cloud\s+SOURCE_ONLY\s+-\s+0\s+collector:c-1/);
     expect(text).toMatch(/orders\s+o\/2\s+150\s+50\s+yes\s+1000 ms\s+110\s+PENDING/);
+  });
+
+  it('shows both names of a topic the link renames, in JSON and in the table', () => {
+    const renamed = GroupStatus.fromPartial({
+      ...group,
+      partitions: [{ ...group.partitions[0], targetTopic: 'dc1.o' }],
+    });
+    expect(groupRows(renamed)[0]).toMatchObject({ topic: 'o', targetTopic: 'dc1.o' });
+    const text = formatReport({ overallState: 'HEALTHY', links: [], groups: groupRows(renamed) });
+    expect(text).toMatch(/orders\s+o -> dc1\.o\/2\s+150\s+50/);
   });
 
   it('accepts state names in any spelling and rejects bad command lines with exit code 64', async () => {

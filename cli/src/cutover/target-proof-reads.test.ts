@@ -21,7 +21,14 @@ class MemoryCluster {
     private readonly ends: Map<number, number>,
     private readonly committed: Map<number, number> = new Map(),
     private readonly broken: ReadonlySet<number> = new Set(),
+    /** The one topic it holds: any other is missing. */
+    private readonly topic = 'orders',
   ) {}
+
+  /** Whether a request names a partition it cannot serve. */
+  private unservable(p: TopicPartition): boolean {
+    return this.broken.has(p.partition) || p.topic !== this.topic;
+  }
 
   private error(partition: number) {
     return new OffsetSyncError(`partition ${partition} is broken`, { code: ErrorCodes.KAFKA_UNREACHABLE });
@@ -31,7 +38,7 @@ class MemoryCluster {
     calls.push(`${this.name}:bounds`);
     return Promise.resolve(
       partitions.map((p) =>
-        this.broken.has(p.partition)
+        this.unservable(p)
           ? this.error(p.partition)
           : { logStartOffset: 0, highWatermark: this.ends.get(p.partition) ?? 0 },
       ),
@@ -44,7 +51,7 @@ class MemoryCluster {
       requests.map((r) => {
         const end = this.ends.get(r.partition) ?? 0;
         const base = { topic: r.topic, partition: r.partition, requestedOffset: r.offset };
-        if (this.broken.has(r.partition)) {
+        if (this.unservable(r)) {
           return {
             ...base,
             records: [],
@@ -86,7 +93,7 @@ class MemoryCluster {
     calls.push(`${this.name}:committed`);
     return Promise.resolve(
       [...this.committed].map(([partition, offset]) => ({
-        topic: 'orders',
+        topic: this.topic,
         partition,
         offset,
         metadata: null,
@@ -140,6 +147,34 @@ describe('readAndProve', () => {
     expect(calls[0]).toBe('target:committed');
     expect(calls.lastIndexOf('target:fetch')).toBeLessThan(calls.indexOf('source:fetch'));
     expect(calls.indexOf('source:fetch')).toBeGreaterThan(0);
+  });
+
+  it('asks the target about the name the link gives the topic there', async () => {
+    const s = log(ids(0, 30), 0);
+    const t = log(ids(0, 30), 1);
+    const source = new MemoryCluster('source', new Map([[0, s.records]]), new Map([[0, s.end]]));
+    const target = new MemoryCluster(
+      'target',
+      new Map([[0, t.records]]),
+      new Map([[0, t.end]]),
+      new Map([[0, 2 * 12]]),
+      new Set(),
+      'onprem.orders',
+    );
+    const input = {
+      group: 'billing',
+      committed: [{ topic: 'orders', partition: 0, offset: 12, metadata: null }],
+      source,
+      target,
+      window: 8,
+      from: 'onprem',
+      to: 'cloud',
+    };
+    expect(await readAndProve({ ...input, targetTopic: (topic) => `onprem.${topic}` })).toMatchObject([
+      { proven: true, sourceOffset: 12, targetOffset: 24 },
+    ]);
+    // Asked under the source's name, the target has no such topic: nothing is proven.
+    expect(await readAndProve(input)).toMatchObject([{ proven: false }]);
   });
 
   it('finds the last consumed records behind runs of control records (the look-back grows)', async () => {

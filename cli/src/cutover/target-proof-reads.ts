@@ -202,6 +202,8 @@ export interface ProofReadInput {
   /** Cluster aliases, for the messages. */
   from: string;
   to: string;
+  /** The name on the target of a source topic (the link's topic names). Default: the same name. */
+  targetTopic?: (sourceTopic: string) => string;
 }
 
 /**
@@ -211,12 +213,16 @@ export interface ProofReadInput {
  */
 export async function readAndProve(input: ProofReadInput): Promise<PartitionProof[]> {
   const { committed, window } = input;
-  const topics = [...new Set(committed.map((c) => c.topic))];
+  const onTarget = input.targetTopic ?? ((topic: string) => topic);
+  /** Each partition as the target names it; the target is only ever asked about these. */
+  const atTarget = committed.map((c) => ({ ...c, topic: onTarget(c.topic) }));
+  const topics = [...new Set(atTarget.map((c) => c.topic))];
   const targetCommitted = await input.target.fetchCommittedOffsets(input.group, topics);
   const targetOffset = new Map(targetCommitted.filter((o) => o.offset >= 0).map((o) => [tpKey(o), o.offset]));
-  const tOf = (c: CommittedOffset) => targetOffset.get(tpKey(c));
+  const tOf = (c: CommittedOffset) =>
+    targetOffset.get(tpKey({ topic: onTarget(c.topic), partition: c.partition }));
 
-  const targetBounds = await input.target.partitionBounds(committed);
+  const targetBounds = await input.target.partitionBounds(atTarget);
   const proofs: Array<PartitionProof | undefined> = committed.map(() => undefined);
   const targetReadable: Array<{ index: number; bounds: PartitionBounds; offset: number }> = [];
   const targetStates: Array<TargetReading | undefined> = committed.map(() => undefined);
@@ -246,7 +252,7 @@ export async function readAndProve(input: ProofReadInput): Promise<PartitionProo
 
   const targetRecords = await readAround(
     input.target,
-    targetReadable.map((r) => ({ ...committed[r.index]!, offset: r.offset, bounds: r.bounds })),
+    targetReadable.map((r) => ({ ...atTarget[r.index]!, offset: r.offset, bounds: r.bounds })),
     window,
   );
   targetReadable.forEach((r, i) => {

@@ -8,9 +8,11 @@ export {
   type HealthConfig,
   type KafkaClusterConfig,
   type OffsetSyncConfig,
+  type TopicNames,
   type TranslatorConfig,
 } from './config/schema.js';
 export { loadConfig } from './config/load-config.js';
+export { targetTopic, type TargetTopic } from './config/topic-naming.js';
 export { provisionDeployment } from './provisioning/provision-deployment.js';
 export { parseDuration } from './config/duration.js';
 export { compileFilterPattern } from './config/filter-pattern.js';

@@ -189,6 +189,8 @@ interface TranslatedSpec {
   targetCluster?: string;
   /** Default: the subject of the key, as a translator publishes it. */
   subject?: string;
+  /** The topic's name on the target; default: the same (empty). */
+  targetTopic?: string;
 }
 
 function translated(spec: TranslatedSpec): FakeMessage {
@@ -204,6 +206,7 @@ function translated(spec: TranslatedSpec): FakeMessage {
         outcome: spec.outcome ?? TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
         version: spec.version,
         sourceCommitTimestampMs: spec.sourceCommitTimestampMs ?? NOW - 1000,
+        targetTopic: spec.targetTopic ?? '',
       }),
     ).finish(),
     eventHeaders(),
@@ -545,6 +548,38 @@ describe('CommitPipeline', () => {
     cluster.failNextCommit = () => new OffsetSyncError('down', { code: ErrorCodes.KAFKA_UNREACHABLE });
     await pipeline.handleBatch([translated({ version: v(1, 1), targetOffset: 10 })]);
     expect(store.entries.get(key())?.record).toBeUndefined();
+  });
+
+  it('commits on the topic the link renamed, judges its bounds and application commits there, and reports both names', async () => {
+    const { pipeline, cluster, published } = setup();
+    cluster.bounds.set('src.orders/0', { logStartOffset: 0, highWatermark: 100 });
+    const renamed = (version: Version, targetOffset: number, sourceCommitTimestampMs = NOW - 1000) =>
+      translated({ version, targetOffset, targetTopic: 'src.orders', sourceCommitTimestampMs });
+    await pipeline.handleBatch([renamed(v(1, 1), 40)]);
+    expect(cluster.offsetOf('g', 'src.orders', 0)?.offset).toBe(40);
+    expect(cluster.offsetOf('g', 'orders', 0)).toBeUndefined();
+    expect(published[0]?.event).toMatchObject({
+      topic: 'orders',
+      targetTopic: 'src.orders',
+      targetOffset: 40,
+    });
+    // Beyond the renamed topic's log end (100), not the default bounds of `orders`.
+    await pipeline.handleBatch([renamed(v(1, 2), 150)]);
+    expect(published[1]?.event.skipReason).toBe(SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS);
+    // The application's own commit on the renamed topic is kept.
+    cluster.setCommitted('g', 'src.orders', 0, 60, '');
+    await pipeline.handleBatch([renamed(v(1, 3), 50, NOW - 500)]);
+    expect(published[2]?.event.skipReason).toBe(SkipReason.SKIP_REASON_TARGET_AHEAD);
+    expect(cluster.offsetOf('g', 'src.orders', 0)?.offset).toBe(60);
+  });
+
+  it('terminates a translation whose target topic is not a Kafka topic name', async () => {
+    const { pipeline, cluster, published } = setup();
+    const message = translated({ version: v(1, 1), targetOffset: 40, targetTopic: 'src/orders' });
+    await pipeline.handleBatch([message]);
+    expect(message.settled).toBe('term');
+    expect(cluster.commitCalls).toEqual([]);
+    expect(published).toEqual([]);
   });
 
   it("keeps the application's own commit against older source commits and yields to a later one", async () => {

@@ -145,6 +145,7 @@ function fromTranslated(t: OffsetTranslated): HealthEvent {
       detail: t.detail,
       attempts: t.attempts,
       sourceCommitTimestampMs: t.sourceCommitTimestampMs,
+      targetTopic: t.targetTopic,
     },
   };
 }
@@ -168,6 +169,7 @@ function fromApplied(a: OffsetApplied): HealthEvent | undefined {
       detail: a.detail,
       sourceCommitTimestampMs: a.sourceCommitTimestampMs,
       appliedAtMs: a.appliedAtMs,
+      targetTopic: a.targetTopic,
     },
   };
 }

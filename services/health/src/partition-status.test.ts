@@ -77,6 +77,18 @@ describe('derivePartition', () => {
     expect(d.waitingSinceMs).toBeUndefined();
   });
 
+  it("names the topic's copy on the target as the translation gave it, the source name when it is the same", () => {
+    const source = withCommitted({}, committed(1, 50));
+    const renamed = withTranslated({}, { ...translated(1, 50, 50), targetTopic: 'src.t' });
+    expect(derivePartition(KEY, source, undefined, renamed).status).toMatchObject({
+      topic: 't',
+      targetTopic: 'src.t',
+    });
+    const same = withTranslated({}, { ...translated(1, 50, 50), targetTopic: '' });
+    expect(derivePartition(KEY, source, undefined, same).status.targetTopic).toBe('t');
+    expect(derivePartition(KEY, source, undefined, {}).status.targetTopic).toBe('t');
+  });
+
   it('counts the target records up to the counterpart of a newer commit not applied yet', () => {
     let link: LinkPartitionFacts = withApplied(withTranslated({}, translated(1, 50, 50)), applied(1, 50, 50));
     link = withTranslated(link, translated(2, 150, 160));

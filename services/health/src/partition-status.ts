@@ -36,6 +36,8 @@ export interface TranslatedFact {
   detail: string;
   attempts: number;
   sourceCommitTimestampMs: number;
+  /** The topic's name on the target; empty or unset when it is the same. */
+  targetTopic?: string;
 }
 
 /** What the committer did (from OffsetApplied). */
@@ -49,6 +51,8 @@ export interface AppliedFact {
   detail: string;
   sourceCommitTimestampMs: number;
   appliedAtMs: number;
+  /** The topic's name on the target; empty or unset when it is the same. */
+  targetTopic?: string;
 }
 
 /** The source side of a partition: shared by every link from that source. */
@@ -150,6 +154,14 @@ function replayIfMoved(committed: CommittedFact | undefined, link: LinkPartition
   return -1;
 }
 
+/** The topic's name on the target, as the latest translation or report gave it. Pure. */
+function targetTopicOf(topic: string, link: LinkPartitionFacts): string {
+  const named = [link.applied?.targetTopic, link.translated?.targetTopic].find(
+    (t): t is string => t !== undefined && t !== '',
+  );
+  return named ?? topic;
+}
+
 /** Derives the status of one partition on one link. */
 export function derivePartition(
   key: { topic: string; partition: number },
@@ -175,6 +187,7 @@ export function derivePartition(
 
   const base = {
     topic: key.topic,
+    targetTopic: targetTopicOf(key.topic, link),
     partition: key.partition,
     sourceOffset,
     targetOffset: applied?.targetOffset ?? -1,

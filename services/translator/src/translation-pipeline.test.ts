@@ -19,7 +19,7 @@ import {
 } from '@offsetsync/contracts';
 import type { NewestOutcome, RankedMessage } from '@offsetsync/jetstream';
 import type { TopicPartition } from '@offsetsync/kafka';
-import { ProblemBoard } from '@offsetsync/runtime';
+import { ProblemBoard, type TopicNames } from '@offsetsync/runtime';
 import { partitionKey, type LocateRequest } from './anchor-locator.js';
 import type { Locator } from './pipeline/locate.js';
 import { replacesStored, type TranslationRank } from './pipeline/publish.js';
@@ -103,6 +103,7 @@ function commit(partition: number, offset: number, options: { deliveries?: numbe
 /** Answers by anchor offset from a table; `fail` makes the next round reject. */
 class TableLocator implements Locator {
   readonly asked: LocateRequest[] = [];
+  readonly boundsAsked: TopicPartition[][] = [];
   fail: Error | undefined;
   /** The high watermark of every target partition. */
   highWatermark = 1000;
@@ -124,6 +125,7 @@ class TableLocator implements Locator {
     });
   }
   partitionBounds(partitions: readonly TopicPartition[]) {
+    this.boundsAsked.push([...partitions]);
     return Promise.resolve(
       new Map(
         partitions.map((p) => [
@@ -135,7 +137,7 @@ class TableLocator implements Locator {
   }
 }
 
-function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits) {
+function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits, topicNames?: TopicNames) {
   const time = { nowMs: NOW };
   const locator = new TableLocator(answers);
   const published: { msgId: string; event: OffsetTranslated }[] = [];
@@ -168,6 +170,7 @@ function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits
     pendingFallbackAfterMs: 0,
     pendingRetry: { minMs: 50, maxMs: 500 },
     ...(revisions === undefined ? {} : { revisions }),
+    topicNames,
     tracer: new BasicTracerProvider().getTracer('test'),
     logger: pino(
       { level: 'warn' },
@@ -254,6 +257,66 @@ describe('TranslationPipeline revisions', () => {
     await pipeline.revise();
     expect(pipeline.revisions.size).toBe(0);
     expect(published).toHaveLength(1);
+  });
+});
+
+describe('TranslationPipeline topic names', () => {
+  it('looks for the records in the copy MirrorMaker 2 named <source>.<topic> and names it in the translation, also when revising', async () => {
+    const openEnded = {
+      ...(found(19, 'timestamp-scan') as Extract<Location, { kind: 'found' }>),
+      openEnded: true,
+    };
+    const { pipeline, locator, published } = setup(
+      new Map([[12, openEnded]]),
+      { windowMs: 60_000, intervalMs: 0, maxWatched: 10 },
+      { policy: 'mirrormaker2' },
+    );
+    await pipeline.handleBatch([commit(0, 12)]);
+    expect(locator.asked.map((r) => r.topic)).toEqual(['src.orders']);
+    expect(published.map((p) => [p.event.topic, p.event.targetTopic, p.event.targetOffset])).toEqual([
+      ['orders', 'src.orders', 19],
+    ]);
+    locator.boundsAsked.length = 0;
+    await pipeline.revise();
+    expect(locator.boundsAsked.flat().map((p) => p.topic)).toEqual(['src.orders']);
+  });
+
+  it('uses the alias and separator MirrorMaker 2 was given, and the names of an explicit map', async () => {
+    const mm2 = setup(new Map([[12, found(19, 'delta-probe')]]), undefined, {
+      policy: 'mirrormaker2',
+      sourceAlias: 'dc1',
+      separator: '_',
+    });
+    await mm2.pipeline.handleBatch([commit(0, 12)]);
+    expect(mm2.locator.asked.map((r) => r.topic)).toEqual(['dc1_orders']);
+    const mapped = setup(new Map([[12, found(19, 'delta-probe')]]), undefined, {
+      policy: 'map',
+      map: { orders: 'orders-copy' },
+    });
+    await mapped.pipeline.handleBatch([commit(0, 12)]);
+    expect(mapped.published.map((p) => p.event.targetTopic)).toEqual(['orders-copy']);
+  });
+
+  it('keeps targetTopic empty when the name is the same', async () => {
+    const { pipeline, published } = setup(new Map([[12, found(19, 'delta-probe')]]));
+    await pipeline.handleBatch([commit(0, 12)]);
+    expect(published.map((p) => [p.event.topic, p.event.targetTopic])).toEqual([['orders', '']]);
+  });
+
+  it('refuses a commit for a topic the link does not replicate, without asking the target', async () => {
+    const { pipeline, locator, published, counts } = setup(new Map(), undefined, {
+      policy: 'map',
+      map: { payments: 'payments' },
+    });
+    const message = commit(0, 12);
+    await pipeline.handleBatch([message]);
+    expect(locator.asked).toEqual([]);
+    expect(published.map((p) => [p.event.outcome, p.event.refusalReason, p.event.targetTopic])).toEqual([
+      [TranslationOutcome.TRANSLATION_OUTCOME_REFUSED, RefusalReason.REFUSAL_REASON_TOPIC_NOT_REPLICATED, ''],
+    ]);
+    expect(published[0]?.event.detail).toMatch(/does not list topic orders/);
+    expect(counts).toEqual(['refused']);
+    expect(message.settled).toEqual(['ack']);
   });
 });
 

@@ -23,7 +23,16 @@ import {
 } from '@offsetsync/contracts';
 import { translatorDurable, type NewestOutcome, type RankedMessage } from '@offsetsync/jetstream';
 import { toOffsetSyncError } from '@offsetsync/kafka';
-import { failSpan, messagingSpan, type Logger, type ProblemBoard, type SyncStage } from '@offsetsync/runtime';
+import {
+  failSpan,
+  messagingSpan,
+  type Logger,
+  type ProblemBoard,
+  type SyncStage,
+  targetTopic,
+  type TargetTopic,
+  type TopicNames,
+} from '@offsetsync/runtime';
 import type { PositionMemory } from './position-memory.js';
 import { buildTranslation } from './pipeline/build-translations.js';
 import { newestPerSubject, readCommit } from './pipeline/intake.js';
@@ -103,6 +112,8 @@ export interface TranslationPipelineOptions {
    * published, the stream holds a newer translation of the key).
    */
   record: (outcome: string) => void;
+  /** How the link's replicator names the topics on the target (config `links[].topicNames`). Default: the same names. */
+  topicNames?: TopicNames | undefined;
   /** Where failures are filed; see TranslatorAreas. Default: nowhere. */
   problems?: ProblemReporter;
   clock?: () => number;
@@ -220,7 +231,10 @@ export class TranslationPipeline {
         },
       });
       const span = this.options.tracer.startSpan(name, options, read.trace);
-      work.push({ message, event: read.event, span, translation: decideWithoutTarget(read.event) });
+      const target = this.targetTopicOf(read.event);
+      if (target.kind === 'replicated') span.setAttribute('offsetsync.target_topic', target.topic);
+      const translation = decideWithoutTarget(read.event, target);
+      work.push({ message, event: read.event, span, translation });
     }
     if (undecodable !== undefined) this.options.problems?.fail(TranslatorAreas.readCommits, undecodable);
     else if (readable) this.options.problems?.recover(TranslatorAreas.readCommits);
@@ -236,6 +250,7 @@ export class TranslationPipeline {
         this.options.locator,
         events.map((event) => ({
           event,
+          targetTopic: this.replicatedTopic(event),
           floor: this.options.positions.floor(
             source,
             target,
@@ -289,10 +304,15 @@ export class TranslationPipeline {
     if (watched.length === 0) return;
     try {
       const bounds = await this.options.locator.partitionBounds([
-        ...new Map(watched.map((w) => [partitionKey(w.event.topic, w.event.partition), w.event])).values(),
+        ...new Map(
+          watched.map((w) => {
+            const topic = this.replicatedTopic(w.event);
+            return [partitionKey(topic, w.event.partition), { topic, partition: w.event.partition }];
+          }),
+        ).values(),
       ]);
       const grown = watched.filter((w) => {
-        const now = bounds.get(partitionKey(w.event.topic, w.event.partition));
+        const now = bounds.get(partitionKey(this.replicatedTopic(w.event), w.event.partition));
         return now !== undefined && now.highWatermark !== w.highWatermark;
       });
       if (grown.length === 0) return;
@@ -438,6 +458,17 @@ export class TranslationPipeline {
     this.lastEventAtMs = translatedAtMs;
   }
 
+  /** Where `event`'s topic is on the target, by the link's topic names. */
+  private targetTopicOf(event: OffsetCommitted): TargetTopic {
+    return targetTopic(this.options.topicNames, this.link.source, event.topic);
+  }
+
+  /** The target topic of an event that was found replicated at intake (the only ones located). */
+  private replicatedTopic(event: OffsetCommitted): string {
+    const target = this.targetTopicOf(event);
+    return target.kind === 'replicated' ? target.topic : event.topic;
+  }
+
   /**
    * The message of one translation and its `publish` span, a child of `parent`; the message carries the
    * span's context, so the committer's span follows it.
@@ -449,6 +480,7 @@ export class TranslationPipeline {
     attributes: Attributes = {},
   ): { message: RankedMessage<TranslationRank>; span: Span } {
     const { subject, msgId } = translationAddress(this.options.names, p);
+    const target = this.targetTopicOf(p.event);
     const { name, options } = messagingSpan({
       operation: 'publish',
       stage,
@@ -462,11 +494,17 @@ export class TranslationPipeline {
         'offsetsync.topic': p.event.topic,
         'offsetsync.partition': p.event.partition,
         'offsetsync.outcome': outcomeName(p.translation.outcome),
+        ...(target.kind === 'replicated' ? { 'offsetsync.target_topic': target.topic } : {}),
         ...attributes,
       },
     });
     const span = this.options.tracer.startSpan(name, options, parent);
-    return { message: translatedMessage(this.options.names, p, trace.setSpan(parent, span)), span };
+    const message = translatedMessage(
+      this.options.names,
+      { ...p, targetTopic: target.kind === 'replicated' ? target.topic : undefined },
+      trace.setSpan(parent, span),
+    );
+    return { message, span };
   }
 
   /** Settles the published commits: acknowledged, or handed back while pending. */

@@ -16,6 +16,7 @@ import {
   type OffsetSyncError,
 } from '@offsetsync/contracts';
 import { type PartitionBounds } from '@offsetsync/kafka';
+import type { TargetTopic } from '@offsetsync/runtime';
 
 /** Where a source commit resumes on the target, as far as the locator could tell. */
 export type Location =
@@ -98,8 +99,19 @@ function anchorsToLocate(event: OffsetCommitted): Anchor[] {
   return [event.nextRecord, event.lastConsumed].filter((a): a is Anchor => a !== undefined);
 }
 
-/** Decisions that need no look at the target. Undefined when the anchors must be located. */
-export function decideWithoutTarget(event: OffsetCommitted): Translation | undefined {
+/**
+ * Decisions that need no look at the target, given where the topic is on it (`target`; default: the same
+ * name). Undefined when the anchors must be located.
+ */
+export function decideWithoutTarget(
+  event: OffsetCommitted,
+  target: TargetTopic = { kind: 'replicated', topic: event.topic },
+): Translation | undefined {
+  if (target.kind === 'not-replicated')
+    return refused(
+      RefusalReason.REFUSAL_REASON_TOPIC_NOT_REPLICATED,
+      `not replicated by this link: ${target.detail}`,
+    );
   switch (event.anchorStatus) {
     case AnchorStatus.ANCHOR_STATUS_BEYOND_LOG_END:
       return refused(

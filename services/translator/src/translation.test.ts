@@ -206,7 +206,7 @@ async function translate(target: MemoryTarget, event: OffsetCommitted, options: 
   const positions = options.positions ?? new PositionMemory();
   const lowest = Math.min(event.lastConsumed?.offset ?? Infinity, event.nextRecord?.offset ?? Infinity);
   const [located] = await locateAnchors(locator, [
-    { event, floor: positions.floor('s', 't', 't', 0, lowest) },
+    { event, targetTopic: event.topic, floor: positions.floor('s', 't', 't', 0, lowest) },
   ]);
   if (located?.floorFailed === true) positions.forget('s', 't', 't', 0);
   const translation = decide(event, located?.location, located?.bounds, {

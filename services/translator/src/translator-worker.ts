@@ -127,6 +127,8 @@ export class TranslatorWorker implements ServiceWorker {
         names,
         source,
         target,
+        // Duplicate links are refused at load, so there is one per source.
+        topicNames: config.links.find((l) => l.source === source && l.target === target)?.topicNames,
         locator: this.locator,
         positions: this.positions,
         publish: (messages) =>

@@ -50,7 +50,9 @@ function walk(
     return;
   }
   if (node.type === 'record') {
-    walk(node.value, [...path, ALIAS_PLACEHOLDER], envAddressable, rows);
+    const keyMeta = inspectSchema(node.key).meta;
+    const placeholder = typeof keyMeta.placeholder === 'string' ? keyMeta.placeholder : ALIAS_PLACEHOLDER;
+    walk(node.value, [...path, placeholder], envAddressable, rows);
     return;
   }
   rows.push(describeLeaf(field, path, envAddressable));

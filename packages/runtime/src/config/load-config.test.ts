@@ -329,6 +329,41 @@ committer: { target: dst, batchMaxWaitMs: 20ms }
     expect(() => new RegExp('orders\\-eu')).not.toThrow();
   });
 
+  it("reads a link's topic names, and refuses settings of another policy, an empty map and names Kafka refuses", () => {
+    const clusters = { src: { bootstrapServers: ['h:1'] }, dst: { bootstrapServers: ['h:2'] } };
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        clusters,
+        links: [{ source: 'src', target: 'dst', topicNames: { policy: 'mirrormaker2', separator: '_' } }],
+      },
+    });
+    expect(config.links[0]?.topicNames).toEqual({ policy: 'mirrormaker2', separator: '_' });
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        clusters: {
+          ...clusters,
+          third: { bootstrapServers: ['h:3'] },
+          fourth: { bootstrapServers: ['h:4'] },
+        },
+        links: [
+          { source: 'src', target: 'dst', topicNames: { separator: '-' } },
+          { source: 'src', target: 'third', topicNames: { policy: 'map' } },
+          { source: 'src', target: 'fourth', topicNames: { policy: 'map', map: { orders: 'orders/v2' } } },
+          { source: 'dst', target: 'src', topicNames: { policy: 'mirrormaker2', map: { a: 'b' }, other: 1 } },
+        ],
+      },
+    });
+    expect(problems.map((p) => [p.path, p.message])).toEqual([
+      ['links.0.topicNames.separator', 'only for policy mirrormaker2 (policy is identity)'],
+      ['links.1.topicNames.map', 'policy map needs a map of at least one topic'],
+      ['links.2.topicNames.map.orders', expect.stringMatching(/must be a Kafka topic name/)],
+      ['links.3.topicNames.other', 'unknown setting'],
+      ['links.3.topicNames.map', 'only for policy map (policy is mirrormaker2)'],
+    ]);
+  });
+
   it('checks that sections and links name known clusters', () => {
     const problems = problemsOf({
       env: {},

@@ -22,7 +22,7 @@ export type LeafKind =
 /** The shape of a schema once wrappers (optional, default, transforms...) are peeled off. */
 export type SchemaNode =
   | { readonly type: 'object'; readonly shape: Readonly<Record<string, z.ZodType>> }
-  | { readonly type: 'record'; readonly value: z.ZodType }
+  | { readonly type: 'record'; readonly key: z.ZodType; readonly value: z.ZodType }
   | {
       readonly type: 'leaf';
       readonly kind: LeafKind;
@@ -95,7 +95,8 @@ function classify(schema: z.ZodType): SchemaNode {
   });
   if (isDuration(schema)) return leaf('duration');
   if (schema instanceof z.ZodObject) return { type: 'object', shape: schema.shape };
-  if (schema instanceof z.ZodRecord) return { type: 'record', value: schema.valueType as z.ZodType };
+  if (schema instanceof z.ZodRecord)
+    return { type: 'record', key: schema.keyType as z.ZodType, value: schema.valueType as z.ZodType };
   if (schema instanceof z.ZodString) return leaf('string');
   if (schema instanceof z.ZodBoolean) return leaf('boolean');
   if (schema instanceof z.ZodNumber) return leaf(schema.isInt ? 'integer' : 'number');

@@ -169,6 +169,79 @@ const kafkaClusterSchema = z
   })
   .strict();
 
+/** A legal Kafka topic name. */
+const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
+const topicName = z.string().regex(TOPIC_NAME_PATTERN, {
+  error: 'must be a Kafka topic name: 1 to 249 of letters, digits, ".", "_" and "-"',
+});
+
+/** How a link's replicator names the source's topics on the target. */
+const topicNamesSchema = z
+  .object({
+    /**
+     * `identity`: the same name (MirrorMaker 2's IdentityReplicationPolicy); `mirrormaker2`: MirrorMaker 2's
+     * default policy, `<sourceAlias><separator><topic>`; `map`: the names in `map`, and only those topics.
+     * Default: `identity`.
+     */
+    policy: doc(z.enum(['identity', 'mirrormaker2', 'map']).default('identity'), {
+      description:
+        "How the replicator names the source's topics on the target: identity, mirrormaker2 (`<sourceAlias><separator><topic>`) or map.",
+    }),
+    /** `mirrormaker2` only: MirrorMaker 2's `replication.policy.separator`. Default: `.`. */
+    separator: doc(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,32}$/, { error: 'must be 1 to 32 of letters, digits, ".", "_" and "-"' })
+        .optional(),
+      { description: "mirrormaker2 only: MirrorMaker 2's replication.policy.separator; `.` when unset." },
+    ),
+    /** `mirrormaker2` only: the source cluster's alias in MirrorMaker 2's configuration. Default: the link's source. */
+    sourceAlias: doc(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: 'must be 1 to 64 of letters, digits, ".", "_" and "-"' })
+        .optional(),
+      {
+        description:
+          "mirrormaker2 only: the source cluster's alias in MirrorMaker 2's configuration; the link's source when unset.",
+      },
+    ),
+    /** `map` only: source topic -> target topic. A topic not listed is not replicated by the link. */
+    map: z
+      .record(
+        topicName.meta({ placeholder: '<topic>' }),
+        doc(topicName, {
+          description:
+            'map only: the name on the target of the source topic given as the key; a topic not listed is not replicated by the link.',
+        }),
+      )
+      .optional(),
+  })
+  .strict()
+  .superRefine((value, ctx) => {
+    const misplaced = (field: 'separator' | 'sourceAlias' | 'map', policy: string) =>
+      ctx.addIssue({
+        code: 'custom',
+        message: `only for policy ${policy} (policy is ${value.policy})`,
+        path: [field],
+      });
+    if (value.policy !== 'mirrormaker2') {
+      if (value.separator !== undefined) misplaced('separator', 'mirrormaker2');
+      if (value.sourceAlias !== undefined) misplaced('sourceAlias', 'mirrormaker2');
+    }
+    if (value.policy === 'map') {
+      if (value.map === undefined || Object.keys(value.map).length === 0)
+        ctx.addIssue({
+          code: 'custom',
+          message: 'policy map needs a map of at least one topic',
+          path: ['map'],
+        });
+    } else if (value.map !== undefined) misplaced('map', 'map');
+  });
+
+/** A link's topic names (config `links[].topicNames`). */
+export type TopicNames = z.infer<typeof topicNamesSchema>;
+
 const linkSchema = z
   .object({
     /** Alias of the cluster offsets are read from. */
@@ -177,6 +250,8 @@ const linkSchema = z
     target: doc(clusterAlias, {
       description: 'Alias of the cluster the translated offsets are committed to.',
     }),
+    /** How the link's replicator names topics on the target. Default (unset): the same names. */
+    topicNames: topicNamesSchema.optional(),
   })
   .strict();
 

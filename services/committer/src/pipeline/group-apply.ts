@@ -15,7 +15,14 @@ import type { OutcomeCounters } from '../outcome-counters.js';
 import { checkBeforeCommit, readAfterCommit } from '../target-reread.js';
 import type { CommitReservation, Reservation, Reservations } from './reservations.js';
 import { commitEntry, type TargetCalls } from './target-calls.js';
-import { KEY_CONCURRENCY, reported, type Fate, type Link, type WorkItem } from './work-item.js';
+import {
+  KEY_CONCURRENCY,
+  reported,
+  targetTopicOf,
+  type Fate,
+  type Link,
+  type WorkItem,
+} from './work-item.js';
 
 /** Looks up when the application made its commit of `offset` on the target, if anything knows. */
 export type ApplicationCommitTime = (
@@ -128,7 +135,7 @@ export class GroupApply {
     let committed: CommittedOffset[];
     try {
       committed = await this.options.target.fetchCommittedOffsets(group, [
-        ...new Set(items.map((i) => i.translation.topic)),
+        ...new Set(items.map((i) => targetTopicOf(i.translation))),
       ]);
     } catch (error: unknown) {
       this.groupFailed(group, items, error);
@@ -139,7 +146,9 @@ export class GroupApply {
     const reservations: Reservation[] = [];
     await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {
       try {
-        const target = commitOf.get(partitionKey(item.translation.topic, item.translation.partition));
+        const target = commitOf.get(
+          partitionKey(targetTopicOf(item.translation), item.translation.partition),
+        );
         reservations.push(await this.options.reservations.reserve(item, target));
       } catch (error: unknown) {
         this.options.logger.warn(
@@ -180,7 +189,7 @@ export class GroupApply {
       current = await this.targetCommits(
         group,
         await this.options.target.fetchCommittedOffsets(group, [
-          ...new Set(decided.map((r) => r.item.translation.topic)),
+          ...new Set(decided.map((r) => targetTopicOf(r.item.translation))),
         ]),
       );
     } catch (error: unknown) {
@@ -196,7 +205,7 @@ export class GroupApply {
     const toCommit: CommitReservation[] = [];
     const withdrawn: { r: CommitReservation; ownedSinceMs?: number }[] = [];
     for (const r of decided) {
-      const key = partitionKey(r.item.translation.topic, r.item.translation.partition);
+      const key = partitionKey(targetTopicOf(r.item.translation), r.item.translation.partition);
       const check = checkBeforeCommit({
         source: link.source,
         reserved: r.decision.record,
@@ -241,7 +250,7 @@ export class GroupApply {
     let current: CommittedOffset[];
     try {
       current = await this.options.target.fetchCommittedOffsets(group, [
-        ...new Set(applied.map((r) => r.item.translation.topic)),
+        ...new Set(applied.map((r) => targetTopicOf(r.item.translation))),
       ]);
     } catch (error: unknown) {
       logger.warn({ err: error, group }, 'could not read the target again after the commit');

@@ -15,7 +15,14 @@ import { classifyFailure } from '../commit-result.js';
 import type { LogBoundsCache } from '../log-bounds-cache.js';
 import { logBoundsVerdict, outOfBoundsDetail } from '../log-bounds.js';
 import type { Refusals } from '../refusals.js';
-import { PipelineAreas, reported, type Fate, type ProblemReporter, type WorkItem } from './work-item.js';
+import {
+  PipelineAreas,
+  reported,
+  targetTopicOf,
+  type Fate,
+  type ProblemReporter,
+  type WorkItem,
+} from './work-item.js';
 
 /** What the bound check needs. */
 export interface LogBoundsCheckOptions {
@@ -27,7 +34,7 @@ export interface LogBoundsCheckOptions {
 }
 
 function partitionKey(item: WorkItem): string {
-  return `${item.translation.topic}\u0000${item.translation.partition}`;
+  return `${targetTopicOf(item.translation)}\u0000${item.translation.partition}`;
 }
 
 /** The fate of an item whose partition's bounds could not be read because of `error`. Pure. */
@@ -63,14 +70,14 @@ export class LogBoundsCheck {
     const fresh = new Map<string, PartitionBounds | OffsetSyncError>();
     try {
       const answers = await cache.refresh(
-        partitions.map((t) => ({ topic: t.topic, partition: t.partition })),
+        partitions.map((t) => ({ topic: targetTopicOf(t), partition: t.partition })),
       );
       partitions.forEach((t, i) => {
         const answer = answers[i];
         fresh.set(
-          `${t.topic}\u0000${t.partition}`,
+          `${targetTopicOf(t)}\u0000${t.partition}`,
           answer ??
-            new OffsetSyncError(`no log bounds answered for ${t.topic}-${t.partition}`, {
+            new OffsetSyncError(`no log bounds answered for ${targetTopicOf(t)}-${t.partition}`, {
               code: ErrorCodes.KAFKA_PROTOCOL,
             }),
         );

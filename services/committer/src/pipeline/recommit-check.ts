@@ -20,7 +20,7 @@ import { mapWithConcurrency } from '../concurrency.js';
 import { recommitBlocked } from '../target-reread.js';
 import type { CommitReservation, Reservations } from './reservations.js';
 import { commitEntry, type TargetCalls } from './target-calls.js';
-import { KEY_CONCURRENCY, type Link, type WorkItem } from './work-item.js';
+import { KEY_CONCURRENCY, targetTopicOf, type Link, type WorkItem } from './work-item.js';
 
 /** Rounds of the check before the next source commit is left to settle what still changes. */
 const MAX_RECOMMIT_ROUNDS = 5;
@@ -90,11 +90,12 @@ export class RecommitCheck {
   ): Promise<T[]> {
     const { target, link, logger } = this.options;
     const committed = await target.fetchCommittedOffsets(group, [
-      ...new Set(newer.map((n) => n.item.translation.topic)),
+      ...new Set(newer.map((n) => targetTopicOf(n.item.translation))),
     ]);
     const commitOf = new Map(committed.map((c) => [`${c.topic}\u0000${c.partition}`, c]));
     return newer.filter((n) => {
-      const { topic, partition } = n.item.translation;
+      const topic = targetTopicOf(n.item.translation);
+      const { partition } = n.item.translation;
       const blocked = recommitBlocked(link.source, n.record, commitOf.get(`${topic}\u0000${partition}`));
       if (blocked !== undefined) {
         logger.info(

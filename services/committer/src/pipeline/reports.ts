@@ -47,6 +47,7 @@ function appliedEvent(translation: OffsetTranslated, report: AppliedReport): Off
     version: translation.version,
     sourceCommitTimestampMs: translation.sourceCommitTimestampMs,
     appliedAtMs: report.appliedAtMs,
+    targetTopic: translation.targetTopic,
   });
 }
 

@@ -8,7 +8,7 @@ import type { CommitAnswer, CommitEntry, CommittedOffset } from '@offsetsync/kaf
 import type { Logger } from '@offsetsync/runtime';
 import type { AppliedRecord } from '../applied-record.js';
 import { classifyCommitError, classifyFailure } from '../commit-result.js';
-import { PipelineAreas, type ProblemReporter, type TargetCluster } from './work-item.js';
+import { PipelineAreas, targetTopicOf, type ProblemReporter, type TargetCluster } from './work-item.js';
 
 /**
  * The OffsetCommit entry of a reserved record: its target offset, marked with the origin cluster and
@@ -22,7 +22,7 @@ export function commitEntry(
 ): CommitEntry {
   const version = record.version!;
   return {
-    topic: translation.topic,
+    topic: targetTopicOf(translation),
     partition: translation.partition,
     offset: record.targetOffset,
     metadata: formatCommitMetadata(

@@ -37,6 +37,14 @@ export interface TargetCluster {
 /** KV operations (and the lookups that go with them) in flight at once within one group. */
 export const KEY_CONCURRENCY = 32;
 
+/**
+ * The topic's name on the target, where the committer reads and commits the group's offsets: the
+ * translation's target topic, or its topic when the link keeps the names. Pure.
+ */
+export function targetTopicOf(translation: Pick<OffsetTranslated, 'topic' | 'targetTopic'>): string {
+  return translation.targetTopic === '' ? translation.topic : translation.targetTopic;
+}
+
 /** The link a pipeline serves: aliases of its source and target clusters. */
 export interface Link {
   source: string;

@@ -65,17 +65,17 @@ const found = (offset: number): Location => ({
 });
 
 describe('locateRequest', () => {
-  it('asks for both anchors of a commit from its learned point; nothing for a commit without anchors', () => {
+  it('asks for both anchors of a commit in the target topic from its learned point; nothing for a commit without anchors', () => {
     const floor: LearnedPoint = { anchor: anchor(4), targetOffset: 8, topicId: 'id-0' };
-    expect(locateRequest(commit(3, 10, 9), floor)).toEqual({
-      topic: 't',
+    expect(locateRequest({ event: commit(3, 10, 9), targetTopic: 'onprem.t', floor })).toEqual({
+      topic: 'onprem.t',
       partition: 3,
       next: anchor(10),
       last: anchor(9),
       floor,
       distinctAround: 0,
     });
-    expect(locateRequest(commit(3), undefined)).toBeUndefined();
+    expect(locateRequest({ event: commit(3), targetTopic: 't', floor: undefined })).toBeUndefined();
   });
 });
 
@@ -83,12 +83,21 @@ describe('locateAnchors', () => {
   it('locates every commit with anchors in one call, reads bounds for anchorless ones, and passes on a failed floor', async () => {
     const locator = new TableLocator({ 10: found(15), 20: { kind: 'not-arrived', detail: 'later' } });
     const located = await locateAnchors(locator, [
-      { event: commit(0, 10, 9), floor: undefined },
-      { event: commit(1, 20, 19), floor: { anchor: anchor(3), targetOffset: -1, topicId: 'id-0' } },
-      { event: commit(2), floor: undefined },
+      { event: commit(0, 10, 9), targetTopic: 'onprem.t', floor: undefined },
+      {
+        event: commit(1, 20, 19),
+        targetTopic: 'onprem.t',
+        floor: { anchor: anchor(3), targetOffset: -1, topicId: 'id-0' },
+      },
+      { event: commit(2), targetTopic: 'onprem.t', floor: undefined },
     ]);
-    expect(locator.asked.map((round) => round.map((r) => r.next?.offset))).toEqual([[10, 20]]);
-    expect(locator.boundsAsked).toEqual([[{ topic: 't', partition: 2 }]]);
+    expect(locator.asked.map((round) => round.map((r) => [r.topic, r.next?.offset]))).toEqual([
+      [
+        ['onprem.t', 10],
+        ['onprem.t', 20],
+      ],
+    ]);
+    expect(locator.boundsAsked).toEqual([[{ topic: 'onprem.t', partition: 2 }]]);
     expect(located).toEqual([
       { location: found(15), floorFailed: false, bounds },
       { location: { kind: 'not-arrived', detail: 'later' }, floorFailed: true, bounds },

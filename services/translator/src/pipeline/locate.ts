@@ -7,9 +7,11 @@ import { partitionKey, type AnchorLocator, type LocateRequest } from '../anchor-
 import type { LearnedPoint } from '../position-memory.js';
 import type { Location, TargetBounds } from '../translation-plan.js';
 
-/** One source commit to locate, with the learned point below its anchors, if any. */
+/** One source commit to locate, in its topic's copy on the target, with the learned point below its anchors, if any. */
 export interface LocateInput {
   event: OffsetCommitted;
+  /** The topic's name on the target. */
+  targetTopic: string;
   floor: LearnedPoint | undefined;
 }
 
@@ -26,14 +28,11 @@ export interface AnchorLocations {
 /** The locator calls this step uses. */
 export type Locator = Pick<AnchorLocator, 'locate' | 'partitionBounds'>;
 
-/** The locator's request for `event`; undefined when the event has no anchor. Pure. */
-export function locateRequest(
-  event: OffsetCommitted,
-  floor: LearnedPoint | undefined,
-): LocateRequest | undefined {
+/** The locator's request for `input` (in the target topic); undefined when the event has no anchor. Pure. */
+export function locateRequest({ event, targetTopic, floor }: LocateInput): LocateRequest | undefined {
   if (event.nextRecord === undefined && event.lastConsumed === undefined) return undefined;
   return {
-    topic: event.topic,
+    topic: targetTopic,
     partition: event.partition,
     next: event.nextRecord,
     last: event.lastConsumed,
@@ -48,16 +47,16 @@ export async function locateAnchors(
   inputs: readonly LocateInput[],
 ): Promise<AnchorLocations[]> {
   if (inputs.length === 0) return [];
-  const requests = inputs.map((input) => locateRequest(input.event, input.floor));
+  const requests = inputs.map((input) => locateRequest(input));
   const asked = requests.filter((r): r is LocateRequest => r !== undefined);
   const { results, bounds } = await locator.locate(asked);
   const anchorless = inputs.filter((_, i) => requests[i] === undefined);
   const extraBounds = await locator.partitionBounds(
-    anchorless.map(({ event }) => ({ topic: event.topic, partition: event.partition })),
+    anchorless.map(({ event, targetTopic }) => ({ topic: targetTopic, partition: event.partition })),
   );
   let next = 0;
-  return inputs.map(({ event }, i) => {
-    const key = partitionKey(event.topic, event.partition);
+  return inputs.map(({ event, targetTopic }, i) => {
+    const key = partitionKey(targetTopic, event.partition);
     const partitionBounds = bounds.get(key) ?? extraBounds.get(key);
     if (requests[i] === undefined) return { bounds: partitionBounds };
     const result = results[next++]!;

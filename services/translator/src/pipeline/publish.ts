@@ -46,6 +46,8 @@ export interface PublishedTranslation {
   translatedAtMs: number;
   /** 0 for a version's first final translation; n for its n-th forward revision. Default 0. */
   revision?: number;
+  /** The topic's name on the target; undefined when the link does not replicate it. Default: the same name. */
+  targetTopic?: string | undefined;
 }
 
 /**
@@ -141,6 +143,8 @@ function translatedEvent(p: PublishedTranslation): OffsetTranslated {
     translatedAtMs: p.translatedAtMs,
     attempts: p.attempts,
     revision: p.revision ?? 0,
+    // Empty when the name is the same (or unknown: not replicated), as in events before topic names.
+    targetTopic: p.targetTopic === undefined || p.targetTopic === event.topic ? '' : p.targetTopic,
   });
 }
 

@@ -358,6 +358,8 @@ export enum RefusalReason {
   REFUSAL_REASON_INVALID_SOURCE_OFFSET = 3,
   /** REFUSAL_REASON_ANCHOR_UNRESOLVED - The collector could not produce any anchor for the commit. */
   REFUSAL_REASON_ANCHOR_UNRESOLVED = 4,
+  /** REFUSAL_REASON_TOPIC_NOT_REPLICATED - The link's topic names map no topic on the target to the commit's topic: the link does not replicate it. */
+  REFUSAL_REASON_TOPIC_NOT_REPLICATED = 5,
   UNRECOGNIZED = -1,
 }
 
@@ -378,6 +380,9 @@ export function refusalReasonFromJSON(object: any): RefusalReason {
     case 4:
     case "REFUSAL_REASON_ANCHOR_UNRESOLVED":
       return RefusalReason.REFUSAL_REASON_ANCHOR_UNRESOLVED;
+    case 5:
+    case "REFUSAL_REASON_TOPIC_NOT_REPLICATED":
+      return RefusalReason.REFUSAL_REASON_TOPIC_NOT_REPLICATED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -397,6 +402,8 @@ export function refusalReasonToJSON(object: RefusalReason): string {
       return "REFUSAL_REASON_INVALID_SOURCE_OFFSET";
     case RefusalReason.REFUSAL_REASON_ANCHOR_UNRESOLVED:
       return "REFUSAL_REASON_ANCHOR_UNRESOLVED";
+    case RefusalReason.REFUSAL_REASON_TOPIC_NOT_REPLICATED:
+      return "REFUSAL_REASON_TOPIC_NOT_REPLICATED";
     case RefusalReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -715,7 +722,7 @@ export interface OffsetTranslated {
   targetCluster: string;
   /** Consumer group id. */
   group: string;
-  /** Topic name (the same on both clusters). */
+  /** Topic name on the source cluster. */
   topic: string;
   /** Partition number (the same on both clusters). */
   partition: number;
@@ -749,6 +756,11 @@ export interface OffsetTranslated {
    * the group did not commit again; a revision always has a later target_offset than the one it revises.
    */
   revision: number;
+  /**
+   * The topic's name on the target cluster (the link's topic names: identity, MirrorMaker 2's default
+   * policy or an explicit map); empty when it is the same as topic. The committer commits on this one.
+   */
+  targetTopic: string;
 }
 
 /** What the committer did with one translated offset. Published by the committer for the target cluster. */
@@ -786,6 +798,8 @@ export interface OffsetApplied {
    * epoch milliseconds.
    */
   appliedAtMs: number;
+  /** The topic's name on the target cluster, from the translation; empty when it is the same as topic. */
+  targetTopic: string;
 }
 
 /** A summary of the work an instance has done since it started. */
@@ -1734,6 +1748,7 @@ function createBaseOffsetTranslated(): OffsetTranslated {
     translatedAtMs: 0,
     attempts: 0,
     revision: 0,
+    targetTopic: "",
   };
 }
 
@@ -1789,6 +1804,9 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
     }
     if (message.revision !== 0) {
       writer.uint32(136).int32(message.revision);
+    }
+    if (message.targetTopic !== "") {
+      writer.uint32(146).string(message.targetTopic);
     }
     return writer;
   },
@@ -1942,6 +1960,14 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
             message.revision = reader.int32();
             continue;
           }
+          case 18: {
+            if (tag !== 146) {
+              break;
+            }
+
+            message.targetTopic = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2005,6 +2031,11 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
         : 0,
       attempts: isSet(object.attempts) ? globalThis.Number(object.attempts) : 0,
       revision: isSet(object.revision) ? globalThis.Number(object.revision) : 0,
+      targetTopic: isSet(object.targetTopic)
+        ? globalThis.String(object.targetTopic)
+        : isSet(object.target_topic)
+        ? globalThis.String(object.target_topic)
+        : "",
     };
   },
 
@@ -2061,6 +2092,9 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
     if (message.revision !== 0) {
       obj.revision = Math.round(message.revision);
     }
+    if (message.targetTopic !== "") {
+      obj.targetTopic = message.targetTopic;
+    }
     return obj;
   },
 
@@ -2088,6 +2122,7 @@ export const OffsetTranslated: MessageFns<OffsetTranslated> = {
     message.translatedAtMs = object.translatedAtMs ?? 0;
     message.attempts = object.attempts ?? 0;
     message.revision = object.revision ?? 0;
+    message.targetTopic = object.targetTopic ?? "";
     return message;
   },
 };
@@ -2108,6 +2143,7 @@ function createBaseOffsetApplied(): OffsetApplied {
     version: undefined,
     sourceCommitTimestampMs: 0,
     appliedAtMs: 0,
+    targetTopic: "",
   };
 }
 
@@ -2154,6 +2190,9 @@ export const OffsetApplied: MessageFns<OffsetApplied> = {
     }
     if (message.appliedAtMs !== 0) {
       writer.uint32(112).int64(message.appliedAtMs);
+    }
+    if (message.targetTopic !== "") {
+      writer.uint32(122).string(message.targetTopic);
     }
     return writer;
   },
@@ -2283,6 +2322,14 @@ export const OffsetApplied: MessageFns<OffsetApplied> = {
             message.appliedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.targetTopic = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2339,6 +2386,11 @@ export const OffsetApplied: MessageFns<OffsetApplied> = {
         : isSet(object.applied_at_ms)
         ? globalThis.Number(object.applied_at_ms)
         : 0,
+      targetTopic: isSet(object.targetTopic)
+        ? globalThis.String(object.targetTopic)
+        : isSet(object.target_topic)
+        ? globalThis.String(object.target_topic)
+        : "",
     };
   },
 
@@ -2386,6 +2438,9 @@ export const OffsetApplied: MessageFns<OffsetApplied> = {
     if (message.appliedAtMs !== 0) {
       obj.appliedAtMs = Math.round(message.appliedAtMs);
     }
+    if (message.targetTopic !== "") {
+      obj.targetTopic = message.targetTopic;
+    }
     return obj;
   },
 
@@ -2410,6 +2465,7 @@ export const OffsetApplied: MessageFns<OffsetApplied> = {
       : undefined;
     message.sourceCommitTimestampMs = object.sourceCommitTimestampMs ?? 0;
     message.appliedAtMs = object.appliedAtMs ?? 0;
+    message.targetTopic = object.targetTopic ?? "";
     return message;
   },
 };

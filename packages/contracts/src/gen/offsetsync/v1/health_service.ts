@@ -253,7 +253,11 @@ export interface PartitionStatus {
   /** Why the partition is in this state, in words. */
   reason: string;
   /** Version of the latest source event for this partition. */
-  version?: Version | undefined;
+  version?:
+    | Version
+    | undefined;
+  /** The topic's name on the target cluster; the same as topic unless the link renames it. */
+  targetTopic: string;
 }
 
 /** Status of one consumer group on one link. */
@@ -739,6 +743,7 @@ function createBasePartitionStatus(): PartitionStatus {
     state: 0,
     reason: "",
     version: undefined,
+    targetTopic: "",
   };
 }
 
@@ -773,6 +778,9 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
     }
     if (message.version !== undefined) {
       Version.encode(message.version, writer.uint32(82).fork()).join();
+    }
+    if (message.targetTopic !== "") {
+      writer.uint32(90).string(message.targetTopic);
     }
     return writer;
   },
@@ -870,6 +878,14 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
             message.version = Version.decode(reader, reader.uint32());
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.targetTopic = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -910,6 +926,11 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
       state: isSet(object.state) ? partitionSyncStateFromJSON(object.state) : 0,
       reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
       version: isSet(object.version) ? Version.fromJSON(object.version) : undefined,
+      targetTopic: isSet(object.targetTopic)
+        ? globalThis.String(object.targetTopic)
+        : isSet(object.target_topic)
+        ? globalThis.String(object.target_topic)
+        : "",
     };
   },
 
@@ -945,6 +966,9 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
     if (message.version !== undefined) {
       obj.version = Version.toJSON(message.version);
     }
+    if (message.targetTopic !== "") {
+      obj.targetTopic = message.targetTopic;
+    }
     return obj;
   },
 
@@ -965,6 +989,7 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
     message.version = (object.version !== undefined && object.version !== null)
       ? Version.fromPartial(object.version)
       : undefined;
+    message.targetTopic = object.targetTopic ?? "";
     return message;
   },
 };

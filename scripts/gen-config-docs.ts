@@ -14,7 +14,8 @@ export const CONFIGURATION_DOC = join(ROOT, 'docs/configuration.md');
 const SECTION_INTROS: Record<string, string> = {
   instance: 'Identity of the process.',
   clusters: 'The Kafka clusters, by alias. Links and the service sections refer to clusters by alias.',
-  links: 'Source -> target pairs: offsets committed on the source are distributed to the target.',
+  links:
+    "Source -> target pairs: offsets committed on the source are distributed to the target. `topicNames` says how the link's replicator names the topics on the target: the same names (`identity`, the default), MirrorMaker 2's default policy (`mirrormaker2`: `orders` from `onprem` is `onprem.orders`; `sourceAlias` is the source's alias in MirrorMaker's own configuration when it differs from offsetsync's), or a `map` of source to target names, where a topic not listed is not replicated: its commits are refused (`TOPIC_NOT_REPLICATED`), never guessed. The translator looks for the records, and the committer commits, under the target's name; `status` and `cutover` show both.",
   nats: 'The NATS server with JetStream that carries every event between the services.',
   collector: 'Present where a collector runs (source side); `cluster` names the source.',
   translator: 'Present where a translator runs; `target` names the target cluster it translates for.',

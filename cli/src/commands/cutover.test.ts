@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../command.js';
-import { parseCutoverArgs } from './cutover.js';
+import { parseCutoverArgs, runCutover } from './cutover.js';
 
 describe('parseCutoverArgs', () => {
   const base = ['--group', 'billing', '--from', 'onprem', '--to', 'cloud'];
@@ -50,5 +53,43 @@ describe('parseCutoverArgs', () => {
         /--proof-window: .*1 to 10000/,
       );
     }
+  });
+});
+
+describe('runCutover', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'offsetsync-cutover-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("refuses at once a group the link's filter keeps off the target, naming the filter", async () => {
+    const file = join(dir, 'offsetsync.yaml');
+    // Nothing listens on these addresses: the refusal needs no cluster and no health service.
+    writeFileSync(
+      file,
+      [
+        'clusters:',
+        "  onprem: { bootstrapServers: ['127.0.0.1:1'] }",
+        "  cloud: { bootstrapServers: ['127.0.0.1:2'] }",
+        "  dr: { bootstrapServers: ['127.0.0.1:3'] }",
+        'links:',
+        "  - { source: onprem, target: cloud, groups: { exclude: ['^onprem-only-'] } }",
+        '  - { source: onprem, target: dr }',
+        '',
+      ].join('\n'),
+    );
+    const out: string[] = [];
+    const io = { stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t) };
+    const args = ['--config', file, '--group', 'onprem-only-billing', '--from', 'onprem', '--timeout', '1s'];
+    const started = Date.now();
+    await expect(runCutover([...args, '--to', 'cloud', '--json'], io)).resolves.toBe(1);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(JSON.parse(out.join(''))).toMatchObject({
+      safe: false,
+      blocks: [
+        {
+          code: 'EXCLUDED',
+          message: 'the group is never sent to cloud: the link\'s groups exclude "^onprem-only-"',
+        },
+      ],
+    });
   });
 });

@@ -7,6 +7,7 @@ import { KafkaAdapter } from '@offsetsync/kafka';
 import {
   loadConfig,
   type OffsetSyncConfig,
+  linkFilter,
   parseDuration,
   targetTopic,
   type TopicNames,
@@ -210,6 +211,29 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
   }
   const link = config.links.find((l) => l.source === args.from && l.target === args.to);
   if (link === undefined) throw new UsageError(`the config has no link ${args.from} -> ${args.to}`);
+  const excluded = linkFilter(link).group(args.group);
+  if (excluded !== undefined) {
+    // Nothing of the group goes along the link, so no wait would make the move safe.
+    const verdict: CutoverVerdict = {
+      safe: false,
+      summary: `not safe to start group ${args.group} on ${args.to}:`,
+      blocks: [
+        { code: 'EXCLUDED', partition: '', message: `the group is never sent to ${args.to}: ${excluded}` },
+      ],
+    };
+    if (args.json) {
+      const outcome = {
+        group: args.group,
+        from: args.from,
+        to: args.to,
+        safe: false,
+        blocks: verdict.blocks,
+        proofs: [],
+      };
+      io.stdout(`${JSON.stringify(outcome)}\n`);
+    } else io.stdout(`${describe(verdict)}\n`);
+    return 1;
+  }
   const connection = healthConnection(args.connection, healthAddressFromConfig(config));
   const healthAddress = connection.address;
   const adapter = (alias: string) => {
@@ -226,7 +250,9 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
     const deadline = Date.now() + args.timeoutMs;
     let { verdict, proofs } = await observe(args, clusters, health, healthAddress);
     let shown = '';
-    while (!verdict.safe && Date.now() + args.intervalMs <= deadline) {
+    // An exclusion stays while the config does: waiting would not change the verdict.
+    const permanent = (v: CutoverVerdict) => !v.safe && v.blocks.some((b) => b.code === 'EXCLUDED');
+    while (!verdict.safe && !permanent(verdict) && Date.now() + args.intervalMs <= deadline) {
       const text = describe(verdict).replace(/^not safe[^\n]*:/, 'waiting:');
       if (!args.json && text !== shown) io.stderr(`${text}\n`);
       shown = text;

@@ -21,7 +21,9 @@ type CutoverBlockCode =
   /** Records from the committed target offset on are copies of records the group consumed on the source. */
   | 'REPLAY_ON_TARGET'
   /** The target's committed offsets or records could not be read. */
-  | 'TARGET_UNREADABLE';
+  | 'TARGET_UNREADABLE'
+  /** The link's filter keeps the group or the topic off the target: it will never be moved there. */
+  | 'EXCLUDED';
 
 export interface CutoverBlock {
   code: CutoverBlockCode;
@@ -76,6 +78,8 @@ function partitionBlock(
       };
     case PartitionSyncState.PARTITION_SYNC_STATE_REFUSED:
       return { code: 'REFUSED', partition, message: `${partition}: translation refused${why}` };
+    case PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED:
+      return { code: 'EXCLUDED', partition, message: `${partition}: never sent to ${to}${why}` };
     case PartitionSyncState.PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET:
       return {
         code: 'ACTIVE_ON_TARGET',

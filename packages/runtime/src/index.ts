@@ -13,6 +13,7 @@ export {
 } from './config/schema.js';
 export { loadConfig } from './config/load-config.js';
 export { targetTopic, type TargetTopic } from './config/topic-naming.js';
+export { linkFilter, type LinkFilter } from './config/link-filter.js';
 export { provisionDeployment } from './provisioning/provision-deployment.js';
 export { parseDuration } from './config/duration.js';
 export { compileFilterPattern } from './config/filter-pattern.js';

@@ -70,3 +70,41 @@ describe('ListGroups', () => {
     );
   });
 });
+
+describe('link filters', () => {
+  it('shows a group a link excludes as EXCLUDED there, naming the filter, and as usual on the other link', () => {
+    const state = new HealthState(
+      [
+        { source: 'a', target: 'cloud', groups: { include: ['.*'], exclude: ['^private-'] } },
+        { source: 'a', target: 'dr' },
+      ],
+      T,
+    );
+    state.apply({
+      kind: 'committed',
+      source: 'a',
+      group: 'private-billing',
+      topic: 't',
+      partition: 0,
+      fact: {
+        version: { offsetsPartition: 0, offsetsOffset: 1 },
+        offset: 5,
+        commitTimestampMs: 1,
+        observedAtMs: 1,
+      },
+    });
+    const cloud = state.groupStatus({ source: 'a', target: 'cloud' }, 'private-billing')?.partitions[0];
+    expect(cloud).toMatchObject({
+      state: PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED,
+      sourceOffset: 5,
+      reason: 'not sent to this target: the link\'s groups exclude "^private-"',
+    });
+    const dr = state.groupStatus({ source: 'a', target: 'dr' }, 'private-billing')?.partitions[0];
+    expect(dr?.state).toBe(PartitionSyncState.PARTITION_SYNC_STATE_PENDING);
+    const excluded = listGroups(
+      state,
+      ListGroupsRequest.fromPartial({ state: PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED }),
+    );
+    expect(excluded.groups.map((g) => [g.targetCluster, g.group])).toEqual([['cloud', 'private-billing']]);
+  });
+});

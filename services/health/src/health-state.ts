@@ -10,6 +10,7 @@ import {
   ServiceRole,
   type Problem,
 } from '@offsetsync/contracts';
+import { linkFilter, type LinkFilter } from '@offsetsync/runtime';
 import {
   correlateLink,
   type InstanceSighting,
@@ -84,6 +85,8 @@ interface LinkGroup {
 }
 
 interface LinkRecord extends LinkRef {
+  /** Which groups and topics go along the link (its config); a link learnt from events takes all. */
+  filter: LinkFilter;
   groups: Map<string, LinkGroup>;
   /** Partitions whose latest source commit waits on this link: key -> observedAtMs. */
   waiting: Map<string, number>;
@@ -118,10 +121,10 @@ export class HealthState {
   private readonly links = new Map<string, LinkRecord>();
 
   constructor(
-    configuredLinks: readonly LinkRef[],
+    configuredLinks: ReadonlyArray<LinkRef & Parameters<typeof linkFilter>[0]>,
     private readonly thresholds: LinkThresholds,
   ) {
-    for (const link of configuredLinks) this.link(link);
+    for (const link of configuredLinks) this.link(link, linkFilter(link));
   }
 
   /** Folds one event in: the step of its kind. */
@@ -276,7 +279,8 @@ export class HealthState {
   /** The status of one group on one link, or undefined when the group was never seen there. */
   groupStatus(ref: LinkRef, group: string): GroupStatus | undefined {
     const sourceGroup = this.sources.get(ref.source)?.get(group);
-    const linkGroup = this.links.get(linkKey(ref))?.groups.get(group);
+    const link = this.links.get(linkKey(ref));
+    const linkGroup = link?.groups.get(group);
     if (sourceGroup === undefined && linkGroup === undefined) return undefined;
     const keys = new Set([
       ...(sourceGroup?.partitions.keys() ?? []),
@@ -292,6 +296,7 @@ export class HealthState {
             sourceGroup?.partitions.get(tpKey(tp.topic, tp.partition)) ?? {},
             sourceGroup?.deleted,
             linkGroup?.partitions.get(tpKey(tp.topic, tp.partition)) ?? {},
+            link?.filter.commit(group, tp.topic),
           ).status,
       );
     return GroupStatus.fromPartial({
@@ -330,13 +335,14 @@ export class HealthState {
     return result;
   }
 
-  private link(ref: LinkRef): LinkRecord {
+  private link(ref: LinkRef, filter: LinkFilter = linkFilter({})): LinkRecord {
     const key = linkKey(ref);
     let link = this.links.get(key);
     if (link === undefined) {
       link = {
         source: ref.source,
         target: ref.target,
+        filter,
         groups: new Map(),
         waiting: new Map(),
         pendingTranslations: new Map(),
@@ -375,11 +381,13 @@ export class HealthState {
   /** Recomputes whether one partition waits on one link. */
   private refresh(link: LinkRecord, group: string, key: string): void {
     const sourceGroup = this.sources.get(link.source)?.get(group);
+    const tp = splitTpKey(key);
     const derived = derivePartition(
-      splitTpKey(key),
+      tp,
       sourceGroup?.partitions.get(key) ?? {},
       sourceGroup?.deleted,
       link.groups.get(group)?.partitions.get(key) ?? {},
+      link.filter.commit(group, tp.topic),
     );
     const waitingKey = `${group}\u0001${key}`;
     if (derived.waitingSinceMs === undefined) link.waiting.delete(waitingKey);

@@ -162,12 +162,16 @@ function targetTopicOf(topic: string, link: LinkPartitionFacts): string {
   return named ?? topic;
 }
 
-/** Derives the status of one partition on one link. */
+/**
+ * Derives the status of one partition on one link; `excludedBy` names the link filter that keeps it off
+ * the link, if one does.
+ */
 export function derivePartition(
   key: { topic: string; partition: number },
   source: SourcePartitionFacts,
   groupDeleted: DeletedFact | undefined,
   link: LinkPartitionFacts,
+  excludedBy?: string,
 ): DerivedPartition {
   const committed = source.committed;
   const latestVersion = committed?.version ?? link.translated?.version ?? link.decision?.version;
@@ -205,6 +209,9 @@ export function derivePartition(
     waitingSinceMs: waiting?.sinceMs,
     ...(waiting?.sinceMs === undefined ? {} : { waitingFor: waiting.for }),
   });
+
+  if (excludedBy !== undefined)
+    return status(PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED, `not sent to this target: ${excludedBy}`);
 
   const deleted = [source.deleted, groupDeleted]
     .filter((d): d is DeletedFact => d !== undefined)

@@ -19,7 +19,7 @@ import {
 } from '@offsetsync/contracts';
 import type { NewestOutcome, RankedMessage } from '@offsetsync/jetstream';
 import type { TopicPartition } from '@offsetsync/kafka';
-import { ProblemBoard, type TopicNames } from '@offsetsync/runtime';
+import { linkFilter, ProblemBoard, type LinkFilter, type TopicNames } from '@offsetsync/runtime';
 import { partitionKey, type LocateRequest } from './anchor-locator.js';
 import type { Locator } from './pipeline/locate.js';
 import { replacesStored, type TranslationRank } from './pipeline/publish.js';
@@ -137,7 +137,12 @@ class TableLocator implements Locator {
   }
 }
 
-function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits, topicNames?: TopicNames) {
+function setup(
+  answers = new Map<number, Location>(),
+  revisions?: RevisionLimits,
+  topicNames?: TopicNames,
+  filter?: LinkFilter,
+) {
   const time = { nowMs: NOW };
   const locator = new TableLocator(answers);
   const published: { msgId: string; event: OffsetTranslated }[] = [];
@@ -171,6 +176,7 @@ function setup(answers = new Map<number, Location>(), revisions?: RevisionLimits
     pendingRetry: { minMs: 50, maxMs: 500 },
     ...(revisions === undefined ? {} : { revisions }),
     topicNames,
+    filter,
     tracer: new BasicTracerProvider().getTracer('test'),
     logger: pino(
       { level: 'warn' },
@@ -317,6 +323,28 @@ describe('TranslationPipeline topic names', () => {
     expect(published[0]?.event.detail).toMatch(/does not list topic orders/);
     expect(counts).toEqual(['refused']);
     expect(message.settled).toEqual(['ack']);
+  });
+});
+
+describe('TranslationPipeline link filter', () => {
+  it("acknowledges and counts a commit the link's filter excludes, never translating it, and translates the rest", async () => {
+    const filter = linkFilter({ groups: { include: ['.*'], exclude: ['^g$'] } });
+    const { pipeline, locator, published, counts } = setup(
+      new Map([[12, found(19, 'delta-probe')]]),
+      undefined,
+      undefined,
+      filter,
+    );
+    const excluded = commit(0, 12);
+    await pipeline.handleBatch([excluded]);
+    expect(excluded.settled).toEqual(['ack']);
+    expect(locator.asked).toEqual([]);
+    expect(published).toEqual([]);
+    expect(counts).toEqual(['excluded']);
+    // The same commit on a link without the exclusion is translated.
+    const open = setup(new Map([[12, found(19, 'delta-probe')]]), undefined, undefined, linkFilter({}));
+    await open.pipeline.handleBatch([commit(0, 12)]);
+    expect(open.counts).toEqual(['exact']);
   });
 });
 

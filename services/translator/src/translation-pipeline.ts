@@ -25,7 +25,9 @@ import { translatorDurable, type NewestOutcome, type RankedMessage } from '@offs
 import { toOffsetSyncError } from '@offsetsync/kafka';
 import {
   failSpan,
+  linkFilter,
   messagingSpan,
+  type LinkFilter,
   type Logger,
   type ProblemBoard,
   type SyncStage,
@@ -114,6 +116,8 @@ export interface TranslationPipelineOptions {
   record: (outcome: string) => void;
   /** How the link's replicator names the topics on the target (config `links[].topicNames`). Default: the same names. */
   topicNames?: TopicNames | undefined;
+  /** Which groups and topics go along the link (config `links[].groups`, `links[].topics`). Default: all. */
+  filter?: LinkFilter | undefined;
   /** Where failures are filed; see TranslatorAreas. Default: nowhere. */
   problems?: ProblemReporter;
   clock?: () => number;
@@ -145,6 +149,7 @@ export class TranslationPipeline {
   private readonly consumer: { durable: string; filterSubject: string };
   /** The subjects the link's translations go on (names the `publish` spans). */
   private readonly translatedSubjects: string;
+  private readonly filter: LinkFilter;
 
   constructor(private readonly options: TranslationPipelineOptions) {
     this.clock = options.clock ?? Date.now;
@@ -154,6 +159,7 @@ export class TranslationPipeline {
       filterSubject: options.names.committedFilter(options.source),
     };
     this.translatedSubjects = options.names.translatedFilter(options.source, options.target);
+    this.filter = options.filter ?? linkFilter({});
     this.revisions = new RevisionWatch(
       options.revisions ?? { windowMs: 0, intervalMs: 1_000, maxWatched: 0 },
     );
@@ -214,6 +220,12 @@ export class TranslationPipeline {
       if (read.kind === 'no-translation') {
         // Deletions need no translation; the committer does not delete offsets on targets.
         message.ack();
+        continue;
+      }
+      if (this.filter.commit(read.event.group, read.event.topic) !== undefined) {
+        // Not for this link's target (links[].groups / topics): never translated, counted.
+        message.ack();
+        this.options.record('excluded');
         continue;
       }
       const { name, options } = messagingSpan({

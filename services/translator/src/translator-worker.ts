@@ -17,6 +17,7 @@ import {
 } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import {
+  linkFilter,
   ProblemBoard,
   type HeartbeatState,
   type ServiceContext,
@@ -123,12 +124,14 @@ export class TranslatorWorker implements ServiceWorker {
           'durable consumer settings differ; run `offsetsync provision` to correct them',
         );
       }
+      // Duplicate links are refused at load, so there is one per source.
+      const link = config.links.find((l) => l.source === source && l.target === target);
       const pipeline = new TranslationPipeline({
         names,
         source,
         target,
-        // Duplicate links are refused at load, so there is one per source.
-        topicNames: config.links.find((l) => l.source === source && l.target === target)?.topicNames,
+        topicNames: link?.topicNames,
+        filter: link === undefined ? undefined : linkFilter(link),
         locator: this.locator,
         positions: this.positions,
         publish: (messages) =>

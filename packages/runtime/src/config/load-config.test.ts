@@ -364,6 +364,25 @@ committer: { target: dst, batchMaxWaitMs: 20ms }
     ]);
   });
 
+  it("checks a link's group and topic filters at load, with their paths", () => {
+    const problems = problemsOf({
+      env: {},
+      overrides: {
+        clusters: { src: { bootstrapServers: ['h:1'] }, dst: { bootstrapServers: ['h:2'] } },
+        links: [
+          {
+            source: 'src',
+            target: 'dst',
+            groups: { exclude: ['(unclosed'] },
+            topics: { include: ['ok'], other: [] },
+          },
+        ],
+      },
+    });
+    expect(problems.map((p) => p.path)).toEqual(['links.0.groups.exclude.0', 'links.0.topics.other']);
+    expect(problems[0]?.message).toMatch(/Invalid regular expression/);
+  });
+
   it('checks that sections and links name known clusters', () => {
     const problems = problemsOf({
       env: {},

@@ -169,6 +169,19 @@ const kafkaClusterSchema = z
   })
   .strict();
 
+/** A per-link include/exclude filter: by default everything the collector passes on goes along the link. */
+const linkFilterSchema = (what: string) =>
+  z
+    .object({
+      include: doc(z.array(regexSource).default(['.*']), {
+        description: `Regular expressions (JavaScript syntax, unanchored); ${what} matching one of them go along the link.`,
+      }),
+      exclude: doc(z.array(regexSource).default([]), {
+        description: `Regular expressions; ${what} matching one of them never go along the link, even if included.`,
+      }),
+    })
+    .strict();
+
 /** A legal Kafka topic name. */
 const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
 const topicName = z.string().regex(TOPIC_NAME_PATTERN, {
@@ -252,6 +265,10 @@ const linkSchema = z
     }),
     /** How the link's replicator names topics on the target. Default (unset): the same names. */
     topicNames: topicNamesSchema.optional(),
+    /** Which consumer groups go along this link, of those the collector passes on. Default: all. */
+    groups: linkFilterSchema('consumer groups').optional(),
+    /** Which topics go along this link, of those the collector passes on. Default: all. */
+    topics: linkFilterSchema('topics').optional(),
   })
   .strict();
 

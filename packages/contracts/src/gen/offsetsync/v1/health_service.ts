@@ -129,6 +129,11 @@ export enum PartitionSyncState {
   PARTITION_SYNC_STATE_TARGET_AHEAD = 5,
   /** PARTITION_SYNC_STATE_DELETED - The offsets were deleted or expired on the source. */
   PARTITION_SYNC_STATE_DELETED = 6,
+  /**
+   * PARTITION_SYNC_STATE_EXCLUDED - The link's filter (links[].groups, links[].topics) keeps the group or topic off this target; reason
+   * names the filter. Nothing is translated or committed for it on this link.
+   */
+  PARTITION_SYNC_STATE_EXCLUDED = 7,
   UNRECOGNIZED = -1,
 }
 
@@ -155,6 +160,9 @@ export function partitionSyncStateFromJSON(object: any): PartitionSyncState {
     case 6:
     case "PARTITION_SYNC_STATE_DELETED":
       return PartitionSyncState.PARTITION_SYNC_STATE_DELETED;
+    case 7:
+    case "PARTITION_SYNC_STATE_EXCLUDED":
+      return PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -178,6 +186,8 @@ export function partitionSyncStateToJSON(object: PartitionSyncState): string {
       return "PARTITION_SYNC_STATE_TARGET_AHEAD";
     case PartitionSyncState.PARTITION_SYNC_STATE_DELETED:
       return "PARTITION_SYNC_STATE_DELETED";
+    case PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED:
+      return "PARTITION_SYNC_STATE_EXCLUDED";
     case PartitionSyncState.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";

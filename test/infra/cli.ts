@@ -23,6 +23,8 @@ const USAGE = `usage: npm run infra -- <command>
           --secure: Kafka only over SASL_SSL (SCRAM-SHA-512, ACLs enforced), NATS only over TLS with
           user logins, certificates from a CA made for the bed; users, passwords and password files
           are in the state file
+          --clusters=a,b,c: these Kafka clusters (at least two; the first two are also source and
+          target) instead of source and target
   down    stop every process 'up' started and remove its data
   status  print the state file and whether each process still runs`;
 
@@ -40,11 +42,17 @@ async function main(command: string | undefined, flags: readonly string[]): Prom
     }
     case 'up': {
       const existing = await readTestbedFile(stateFile);
-      if (existing && [existing.source.pid, existing.target.pid, existing.nats.pid].some(isAlive)) {
+      const running = existing && [
+        ...Object.values(existing.clusters ?? {}),
+        existing.source,
+        existing.target,
+      ];
+      if (existing && running && [...running.map((c) => c.pid), existing.nats.pid].some(isAlive)) {
         console.error(`a test bed is already up (${stateFile}); run 'npm run infra -- down' first`);
         return 1;
       }
-      const unknown = flags.filter((flag) => flag !== '--secure');
+      const unknown = flags.filter((flag) => flag !== '--secure' && !flag.startsWith('--clusters='));
+      const clusters = flags.find((flag) => flag.startsWith('--clusters='))?.slice('--clusters='.length);
       if (unknown.length > 0) {
         console.error(`unknown option ${unknown.join(' ')}\n\n${USAGE}`);
         return 2;
@@ -52,10 +60,13 @@ async function main(command: string | undefined, flags: readonly string[]): Prom
       const info = await startTestbed({
         log: (line) => console.error(line),
         ...(flags.includes('--secure') ? { secure: defaultSecureOptions() } : {}),
+        ...(clusters === undefined ? {} : { clusters: clusters.split(',') }),
       });
       await writeTestbedFile(stateFile, info);
-      console.log(`source   ${info.source.bootstrapServers}   (cluster id ${info.source.clusterId})`);
-      console.log(`target   ${info.target.bootstrapServers}   (cluster id ${info.target.clusterId})`);
+      for (const cluster of Object.values(info.clusters))
+        console.log(
+          `${cluster.name.padEnd(8)} ${cluster.bootstrapServers}   (cluster id ${cluster.clusterId})`,
+        );
       console.log(`nats     ${info.nats.url}`);
       printSecurity(info);
       console.log(`ready in ${info.readyMs} ms; state in ${stateFile}`);

@@ -17,8 +17,12 @@ export const REPO_ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export interface TestbedInfo {
   kafkaVersion: string;
   workDir: string;
+  /** The first of {@link TestbedInfo.clusters} (`source` unless the bed was started with other names). */
   source: KafkaClusterInfo;
+  /** The second of {@link TestbedInfo.clusters}. */
   target: KafkaClusterInfo;
+  /** Every Kafka cluster of the bed by name, in the order they were asked for. */
+  clusters: Record<string, KafkaClusterInfo>;
   nats: NatsServerInfo;
   startedAt: string;
   /** Milliseconds from launch until both clusters and NATS answered (jar fetch excluded). */
@@ -42,15 +46,36 @@ export interface StartTestbedOptions {
    * unset, plaintext and open, as the rest of the suite uses it.
    */
   secure?: SecureTestbedOptions;
+  /**
+   * The Kafka clusters to start, by name: at least two (the first two are also `source` and `target`),
+   * each a single node of its own. Default: `['source', 'target']`.
+   */
+  clusters?: readonly string[];
+}
+
+/** The clusters a bed starts when not told otherwise. */
+const DEFAULT_TESTBED_CLUSTERS = ['source', 'target'] as const;
+
+/** The cluster names of a bed, checked: at least two, distinct, usable as folder names. Pure. */
+export function testbedClusterNames(names: readonly string[] = DEFAULT_TESTBED_CLUSTERS): string[] {
+  if (names.length < 2) throw new Error(`a test bed needs at least two clusters, got ${names.length}`);
+  for (const name of names)
+    if (!/^[a-z][a-z0-9-]{0,31}$/.test(name))
+      throw new Error(`test bed cluster name ${JSON.stringify(name)} must match ^[a-z][a-z0-9-]{0,31}$`);
+  const repeated = names.find((name, i) => names.indexOf(name) !== i);
+  if (repeated !== undefined) throw new Error(`test bed cluster ${repeated} is named twice`);
+  if (names.includes('nats')) throw new Error("test bed cluster name nats is the NATS server's folder");
+  return [...names];
 }
 
 /**
- * Starts two independent single-node Kafka clusters (source and target) and a private JetStream
- * server, all on free loopback ports with their data in a fresh temporary folder.
+ * Starts independent single-node Kafka clusters (by default two, source and target) and a private
+ * JetStream server, all on free loopback ports with their data in a fresh temporary folder.
  */
 export async function startTestbed(options: StartTestbedOptions = {}): Promise<TestbedInfo> {
   const log = options.log ?? (() => undefined);
   // Before anything is started or written, so a mistake in the options costs nothing to find.
+  const names = testbedClusterNames(options.clusters);
   if (options.secure !== undefined) checkSecureOptions(options.secure);
   const dist = await ensureKafkaDistribution({ log });
   log(
@@ -58,34 +83,38 @@ export async function startTestbed(options: StartTestbedOptions = {}): Promise<T
   );
   const workDir = await mkdtemp(join(tmpdir(), 'offsetsync-testbed-'));
   const began = Date.now();
-  const started: { source?: KafkaClusterInfo; target?: KafkaClusterInfo; nats?: NatsServerInfo } = {};
+  const started: { clusters: KafkaClusterInfo[]; nats?: NatsServerInfo } = { clusters: [] };
   try {
     const security: PreparedSecurity | undefined =
       options.secure === undefined ? undefined : await prepareSecurity(workDir, options.secure);
-    const kafka = (name: 'source' | 'target') =>
+    const kafka = (name: string) =>
       startKafkaCluster({
         name,
         dir: join(workDir, name),
         libDir: dist.libDir,
         ...(security === undefined ? {} : { security: security.kafka }),
+      }).then((info) => {
+        started.clusters.push(info);
+        return info;
       });
-    const [source, target, nats] = await Promise.all([
-      kafka('source').then((info) => (started.source = info)),
-      kafka('target').then((info) => (started.target = info)),
+    const [nats, ...kafkas] = await Promise.all([
       startNatsServer({
         dir: join(workDir, 'nats'),
         ...(security === undefined ? {} : { security: security.nats }),
       }).then((info) => (started.nats = info)),
+      ...names.map(kafka),
     ]);
     const readyMs = Date.now() - began;
+    const clusters = Object.fromEntries(kafkas.map((info) => [info.name, info]));
     log(
-      `${security === undefined ? '' : 'secured: '}source Kafka ${source.bootstrapServers}, target Kafka ${target.bootstrapServers}, NATS ${nats.url} (${readyMs} ms)`,
+      `${security === undefined ? '' : 'secured: '}${kafkas.map((k) => `${k.name} Kafka ${k.bootstrapServers}`).join(', ')}, NATS ${nats.url} (${readyMs} ms)`,
     );
     return {
       kafkaVersion: KAFKA_VERSION,
       workDir,
-      source,
-      target,
+      source: kafkas[0]!,
+      target: kafkas[1]!,
+      clusters,
       nats,
       startedAt: new Date(began).toISOString(),
       readyMs,
@@ -93,7 +122,7 @@ export async function startTestbed(options: StartTestbedOptions = {}): Promise<T
     };
   } catch (error: unknown) {
     // Whatever did start must not outlive the failure; keep the logs so the failure can be read.
-    const pids = [started.source?.pid, started.target?.pid, started.nats?.pid].filter(
+    const pids = [...started.clusters.map((c) => c.pid), started.nats?.pid].filter(
       (pid) => pid !== undefined,
     );
     await Promise.all(pids.map((pid) => stopProcess(pid)));
@@ -126,7 +155,9 @@ export async function stopTestbed(
   info: TestbedInfo,
   options: { keepLogs?: boolean } = {},
 ): Promise<string | undefined> {
-  await Promise.all([stopProcess(info.source.pid), stopProcess(info.target.pid), stopProcess(info.nats.pid)]);
+  // A state file written before `clusters` existed has only source and target.
+  const kafkas = info.clusters === undefined ? [info.source, info.target] : Object.values(info.clusters);
+  await Promise.all([...kafkas.map((k) => stopProcess(k.pid)), stopProcess(info.nats.pid)]);
   const kept = options.keepLogs === true ? await keepLogs(info.workDir) : undefined;
   await rm(info.workDir, { recursive: true, force: true });
   return kept;

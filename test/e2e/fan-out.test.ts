@@ -1,0 +1,222 @@
+// Fan-out: one source, two targets (a bed of its own with three clusters), each target with its own
+// translator and committer, a replicator copying the topic to both while each target holds a different
+// number of records of its own first. The link to `cloud` excludes the groups named `private-*`: such a
+// group goes to `dr` only, is never translated for `cloud` (counted there as excluded) and shows EXCLUDED
+// on that link. A group that goes to both moves exactly to either (judged by record identity), and each
+// target's figures in health are its own.
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import {
+  Names,
+  OffsetTranslated,
+  PartitionSyncState,
+  ServiceRole,
+  type GroupStatus,
+} from '@offsetsync/contracts';
+import { startReplicator, startService } from '@offsetsync/harness';
+import { startTestbed, stopTestbed, type TestbedInfo } from '@offsetsync/testbed';
+import { freePort } from '../infra/free-port.js';
+import { waitFor } from '../infra/wait.js';
+import { testConfig } from '../support/config.js';
+import { healthClients } from '../support/health-client.js';
+import { heartbeats, lastOnSubject, natsConnection } from '../support/jetstream.js';
+import { connectedAdmin, kafkaClient } from '../support/kafka-clients.js';
+import { uniqueName } from '../support/names.js';
+
+const RECORDS = 300;
+/** Records each target holds of its own before the copies, so every target has other offsets. */
+const OWN = { cloud: 10, dr: 25 } as const;
+type Target = keyof typeof OWN;
+const TARGETS = Object.keys(OWN) as Target[];
+
+let bed: TestbedInfo;
+beforeAll(async () => {
+  bed = await startTestbed({ clusters: ['source', 'cloud', 'dr'] });
+}, 180_000);
+afterAll(async () => {
+  await stopTestbed(bed);
+});
+
+describe('fan-out to two targets', () => {
+  it(
+    'moves a group exactly to either target, keeps an excluded group off one, and reports each target apart',
+    { timeout: 300_000 },
+    async () => {
+      const topic = uniqueName('fan-out');
+      const shared = uniqueName('app');
+      const private_ = uniqueName('private-app');
+      const source = kafkaClient(bed.clusters.source!.bootstrapServers);
+      await (
+        await connectedAdmin(source)
+      ).createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+      const producer = source.producer();
+      await producer.connect();
+      onTestFinished(() => producer.disconnect());
+      await producer.send({
+        topic,
+        messages: Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i % 7}`, value: `id:${i}` })),
+      });
+      for (const target of TARGETS) {
+        const client = kafkaClient(bed.clusters[target]!.bootstrapServers);
+        await (
+          await connectedAdmin(client)
+        ).createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+        const own = client.producer();
+        await own.connect();
+        onTestFinished(() => own.disconnect());
+        await own.send({
+          topic,
+          messages: Array.from({ length: OWN[target] }, (_, i) => ({ key: 'own', value: `own:${i}` })),
+        });
+        const replicator = await startReplicator({
+          source: bed.clusters.source!,
+          target: bed.clusters[target]!,
+          topic,
+          createTopic: false,
+        });
+        onTestFinished(() => replicator.stop());
+        await replicator.waitUntilCaughtUp(60_000);
+      }
+
+      const healthPort = await freePort();
+      const base = testConfig(bed, {
+        clusters: Object.fromEntries(
+          Object.values(bed.clusters).map((c) => [
+            c.name,
+            { bootstrapServers: [c.bootstrapServers], connectionTimeoutMs: '3s', requestTimeoutMs: '10s' },
+          ]),
+        ),
+        links: [
+          { source: 'source', target: 'cloud', groups: { exclude: ['^private-'] } },
+          { source: 'source', target: 'dr' },
+        ],
+        collector: {
+          cluster: 'source',
+          groups: { include: [`^(${shared}|${private_})$`] },
+          fetchMaxWaitMs: '20ms',
+        },
+        health: { grpc: { host: '127.0.0.1', port: healthPort } },
+      });
+      const names = new Names(base.nats.subjectPrefix as string);
+      await startService('collector', base);
+      await startService('health', base);
+      for (const target of TARGETS) {
+        await startService('translator', {
+          ...base,
+          translator: { target, pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' },
+        });
+        await startService('committer', { ...base, committer: { target } });
+      }
+
+      // Both groups commit on the source: the shared one at 120, the private one at 80.
+      const sourceAdmin = await connectedAdmin(source);
+      await sourceAdmin.setOffsets({ groupId: shared, topic, partitions: [{ partition: 0, offset: '120' }] });
+      await sourceAdmin.setOffsets({
+        groupId: private_,
+        topic,
+        partitions: [{ partition: 0, offset: '80' }],
+      });
+
+      const committedOn = async (target: Target, group: string) => {
+        const admin = await connectedAdmin(kafkaClient(bed.clusters[target]!.bootstrapServers));
+        const [t] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+        return Number(t?.partitions[0]?.offset ?? -1);
+      };
+      // Each target gets the counterpart of 120 on its own log: 120 + its own records.
+      for (const target of TARGETS) {
+        await waitFor(
+          `${shared} on ${target}`,
+          async () => ((await committedOn(target, shared)) === 120 + OWN[target] ? true : undefined),
+          { timeoutMs: 60_000, intervalMs: 200 },
+        );
+      }
+      await waitFor(
+        `${private_} on dr`,
+        async () => ((await committedOn('dr', private_)) === 80 + OWN.dr ? true : undefined),
+        { timeoutMs: 60_000, intervalMs: 200 },
+      );
+
+      // The private group never went to cloud: nothing committed there, no translation on the link, and
+      // cloud's translator counted it excluded.
+      const nc = await natsConnection(bed.nats.url);
+      const jsm = await nc.jetstreamManager();
+      const excludedCount = await waitFor(
+        "cloud's translator counting the private group excluded",
+        async () => {
+          const beats = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_TRANSLATOR);
+          const count =
+            beats.find((b) => b.targetCluster === 'cloud')?.progress?.eventsByOutcome.excluded ?? 0;
+          return count > 0 ? count : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+      expect(excludedCount).toBeGreaterThan(0);
+      expect(await committedOn('cloud', private_)).toBe(-1);
+      const translated = (target: Target, group: string): Promise<OffsetTranslated | undefined> =>
+        lastOnSubject(
+          jsm,
+          names.stream('translated'),
+          names.translated('source', target, { group, topic, partition: 0 }),
+        ).then((m) => (m === undefined ? undefined : OffsetTranslated.decode(m.data)));
+      expect(await translated('cloud', private_)).toBeUndefined();
+      expect((await translated('dr', private_))?.targetOffset).toBe(80 + OWN.dr);
+
+      // Health: each target's own figures; the private group EXCLUDED on cloud, naming the filter.
+      const client = healthClients(`127.0.0.1:${healthPort}`);
+      const partitionOn = (target: Target, group: string) =>
+        waitFor(
+          `health's status of ${group} on ${target}`,
+          async () => {
+            const status: GroupStatus = await client
+              .getGroup('source', target, group)
+              .catch(() => ({ partitions: [] }) as unknown as GroupStatus);
+            const p = status.partitions[0];
+            return p !== undefined &&
+              p.sourceOffset === (group === shared ? 120 : 80) &&
+              (p.state === PartitionSyncState.PARTITION_SYNC_STATE_SYNCED ||
+                p.state === PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED)
+              ? p
+              : undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 200 },
+        );
+      const rows = {
+        cloud: await partitionOn('cloud', shared),
+        dr: await partitionOn('dr', shared),
+        privateCloud: await partitionOn('cloud', private_),
+      };
+      expect([rows.cloud.targetOffset, rows.dr.targetOffset]).toEqual([120 + OWN.cloud, 120 + OWN.dr]);
+      expect([rows.cloud.exact, rows.dr.exact]).toEqual([true, true]);
+      expect(rows.privateCloud).toMatchObject({
+        state: PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED,
+        reason: 'not sent to this target: the link\'s groups exclude "^private-"',
+      });
+
+      // The shared group moves to either target and reads from the first record it had not consumed.
+      for (const target of TARGETS) {
+        const consumer = kafkaClient(bed.clusters[target]!.bootstrapServers).consumer({ groupId: shared });
+        await consumer.connect();
+        onTestFinished(() => consumer.disconnect());
+        await consumer.subscribe({ topic, fromBeginning: true });
+        const read: string[] = [];
+        await new Promise<void>((resolve, reject) => {
+          consumer
+            .run({
+              autoCommit: false,
+              eachMessage: ({ message }) => {
+                read.push(message.value!.toString());
+                if (read.length === RECORDS - 120) resolve();
+                return Promise.resolve();
+              },
+            })
+            .catch(reject);
+        });
+        await consumer.disconnect();
+        const expected = Array.from({ length: RECORDS - 120 }, (_, i) => `id:${120 + i}`);
+        const replayed = read.filter((id) => !expected.includes(id)).length;
+        const skipped = expected.filter((id) => !read.includes(id)).length;
+        console.log(`[fan-out] ${shared} moved to ${target}: replayed=${replayed} skipped=${skipped}`);
+        expect({ target, replayed, skipped }).toEqual({ target, replayed: 0, skipped: 0 });
+      }
+    },
+  );
+});

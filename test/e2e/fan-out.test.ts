@@ -96,7 +96,7 @@ describe('fan-out to two targets', () => {
         },
         health: { grpc: { host: '127.0.0.1', port: healthPort } },
       });
-      const names = new Names(base.nats.subjectPrefix as string);
+      const names = new Names(base.nats.subjectPrefix);
       await startService('collector', base);
       await startService('health', base);
       for (const target of TARGETS) {

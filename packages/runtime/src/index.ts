@@ -3,6 +3,7 @@
 
 export {
   OffsetSyncConfigSchema,
+  TOPIC_NAME_PATTERN,
   type CollectorConfig,
   type CommitterConfig,
   type HealthConfig,

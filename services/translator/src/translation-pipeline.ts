@@ -491,7 +491,8 @@ export class TranslationPipeline {
     parent: Context,
     attributes: Attributes = {},
   ): { message: RankedMessage<TranslationRank>; span: Span } {
-    const { subject, msgId } = translationAddress(this.options.names, p);
+    const address = translationAddress(this.options.names, p);
+    const { subject, msgId } = address;
     const target = this.targetTopicOf(p.event);
     const { name, options } = messagingSpan({
       operation: 'publish',
@@ -515,6 +516,7 @@ export class TranslationPipeline {
       this.options.names,
       { ...p, targetTopic: target.kind === 'replicated' ? target.topic : undefined },
       trace.setSpan(parent, span),
+      address,
     );
     return { message, span };
   }

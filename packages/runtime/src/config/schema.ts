@@ -183,7 +183,7 @@ const linkFilterSchema = (what: string) =>
     .strict();
 
 /** A legal Kafka topic name. */
-const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
+export const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
 const topicName = z.string().regex(TOPIC_NAME_PATTERN, {
   error: 'must be a Kafka topic name: 1 to 249 of letters, digits, ".", "_" and "-"',
 });

@@ -23,7 +23,7 @@ import {
   type Version,
 } from '@offsetsync/contracts';
 import { committerDurable } from '@offsetsync/jetstream';
-import { failSpan, messagingSpan, type Logger } from '@offsetsync/runtime';
+import { failSpan, messagingSpan, TOPIC_NAME_PATTERN, type Logger } from '@offsetsync/runtime';
 import type { CommitterOutcome, OutcomeCounters } from '../outcome-counters.js';
 import type { RefusalKind, Refusals } from '../refusals.js';
 import { byGroup, coalesceByKey } from '../translation-coalescer.js';
@@ -68,9 +68,6 @@ export function translationOutcomeName(outcome: TranslationOutcome): string {
   return (TranslationOutcome as Record<number, string | undefined>)[outcome] ?? `unrecognized (${outcome})`;
 }
 
-/** What Kafka accepts as a topic name. */
-const KAFKA_TOPIC_NAME = /^[A-Za-z0-9._-]{1,249}$/;
-
 /**
  * Why a decoded translation cannot be handled by a committer, as a typed error (DECODE_ERROR;
  * UNKNOWN_RECORD for an outcome this build does not know); undefined when it can. Pure.
@@ -81,7 +78,7 @@ function translationProblem(t: OffsetTranslated): OffsetSyncError | undefined {
   if (t.version === undefined) return problem('no version');
   if (t.topic === '' || !Number.isInteger(t.partition) || t.partition < 0)
     return problem('no topic partition');
-  if (t.targetTopic !== '' && !KAFKA_TOPIC_NAME.test(t.targetTopic))
+  if (t.targetTopic !== '' && !TOPIC_NAME_PATTERN.test(t.targetTopic))
     return problem(`target topic ${JSON.stringify(t.targetTopic.slice(0, 300))} is not a Kafka topic name`);
   switch (t.outcome) {
     case TranslationOutcome.TRANSLATION_OUTCOME_EXACT:

@@ -168,13 +168,17 @@ export function translationAddress(
   };
 }
 
-/** The stream message of one translation ({@link translationAddress}), continuing the trace of `traceContext`, with its rank. Pure. */
+/**
+ * The stream message of one translation at `address` (default: its {@link translationAddress}), continuing
+ * the trace of `traceContext`, with its rank. Pure.
+ */
 export function translatedMessage(
   names: Names,
   p: PublishedTranslation,
   traceContext: Context,
+  address: { subject: string; msgId: string } = translationAddress(names, p),
 ): RankedMessage<TranslationRank> {
-  const { subject, msgId } = translationAddress(names, p);
+  const { subject, msgId } = address;
   const encoded = encodeEvent(
     { type: 'OffsetTranslated', event: translatedEvent(p) },
     { subject, msgId, trace: traceContext },

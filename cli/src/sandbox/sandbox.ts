@@ -85,6 +85,11 @@ const SUBJECT_PREFIX = 'sandbox';
  * The sandbox's lifecycle: {@link start} brings everything up step by step, {@link moveGroup} runs the
  * demo move, {@link stop} stops every process it started (by pid and process group), once.
  */
+/** How many records of its own partition `partition` of the target holds before the copies. Pure. */
+function sandboxOwnRecords(partition: number): number {
+  return 100 + 37 * partition;
+}
+
 export class Sandbox {
   private readonly topic: string;
   private readonly group: string;
@@ -163,6 +168,18 @@ export class Sandbox {
       `demo topic ${this.topic} on the source: ${this.partitions} partitions x ${this.perPartition} records, 10 records per timestamp`,
     );
 
+    // As after a real migration, the target holds records of its own before the copies: every copy
+    // lands at another offset than its original, which only translation gets right.
+    const targetAdmin = await this.admin(target);
+    await targetAdmin.createTopics({
+      topics: [{ topic: this.topic, numPartitions: this.partitions }],
+      waitForLeaders: true,
+    });
+    await this.writeOwnTargetRecords(target);
+    this.step(
+      `the target's own records in ${this.topic} first: ${Array.from({ length: this.partitions }, (_, p) => sandboxOwnRecords(p)).join(', ')} per partition`,
+    );
+
     this.checkNotStopping();
     const mirrorMakerStart = startMirrorMaker({
       dir: join(testbed.workDir, 'mirror-maker'),
@@ -207,7 +224,6 @@ export class Sandbox {
       );
     }
 
-    const targetAdmin = await this.admin(target);
     await waitFor(
       `MirrorMaker to copy ${this.topic} to the target`,
       async () => {
@@ -218,7 +234,7 @@ export class Sandbox {
         ]);
         const copied = from.every((s) => {
           const t = to.find((x) => x.partition === s.partition);
-          return t !== undefined && Number(t.high) >= Number(s.high);
+          return t !== undefined && Number(t.high) >= Number(s.high) + sandboxOwnRecords(s.partition);
         });
         return copied ? true : undefined;
       },
@@ -263,7 +279,9 @@ export class Sandbox {
     );
 
     const targetOffsets = await this.waitForApplied(testbed, stopAt);
-    this.step(`offsetsync committed ${this.group} on the target: ${targetOffsets.join(', ')}`);
+    this.step(
+      `offsetsync committed ${this.group} on the target: ${stopAt.map((s, p) => `partition ${p} source ${s} -> target ${targetOffsets[p]}`).join(', ')}`,
+    );
 
     const readOnTarget = await this.consumeOnTarget(this.client(testbed.target.bootstrapServers));
     this.step(`group ${this.group} read ${readOnTarget.length} records on the target`);
@@ -338,6 +356,26 @@ export class Sandbox {
     await admin.connect();
     this.closers.push(() => admin.disconnect());
     return admin;
+  }
+
+  /** The target's own records, before any copy: {@link sandboxOwnRecords} per partition, not demo records. */
+  private async writeOwnTargetRecords(kafka: KafkaClient): Promise<void> {
+    const producer = kafka.producer({ allowAutoTopicCreation: false });
+    await producer.connect();
+    try {
+      await producer.send({
+        topic: this.topic,
+        messages: Array.from({ length: this.partitions }, (_, partition) =>
+          Array.from({ length: sandboxOwnRecords(partition) }, (_, i) => ({
+            partition,
+            key: 'target-own',
+            value: `target-own:${partition}:${i}`,
+          })),
+        ).flat(),
+      });
+    } finally {
+      await producer.disconnect();
+    }
   }
 
   private async writeDemoRecords(kafka: KafkaClient): Promise<void> {

@@ -5,13 +5,7 @@
 // on that link. A group that goes to both moves exactly to either (judged by record identity), and each
 // target's figures in health are its own.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import {
-  Names,
-  OffsetTranslated,
-  PartitionSyncState,
-  ServiceRole,
-  type GroupStatus,
-} from '@offsetsync/contracts';
+import { Names, OffsetTranslated, PartitionSyncState, ServiceRole } from '@offsetsync/contracts';
 import { startReplicator, startService } from '@offsetsync/harness';
 import { startTestbed, stopTestbed, type TestbedInfo } from '@offsetsync/testbed';
 import { freePort } from '../infra/free-port.js';
@@ -27,6 +21,21 @@ const RECORDS = 300;
 const OWN = { cloud: 10, dr: 25 } as const;
 type Target = keyof typeof OWN;
 const TARGETS = Object.keys(OWN) as Target[];
+
+/** Creates `topic` with one partition on the cluster of `client` and writes `messages` to it. */
+async function topicWith(
+  client: ReturnType<typeof kafkaClient>,
+  topic: string,
+  messages: Array<{ key: string; value: string }>,
+): Promise<void> {
+  await (
+    await connectedAdmin(client)
+  ).createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
+  const producer = client.producer();
+  await producer.connect();
+  onTestFinished(() => producer.disconnect());
+  await producer.send({ topic, messages });
+}
 
 let bed: TestbedInfo;
 beforeAll(async () => {
@@ -45,28 +54,17 @@ describe('fan-out to two targets', () => {
       const shared = uniqueName('app');
       const private_ = uniqueName('private-app');
       const source = kafkaClient(bed.clusters.source!.bootstrapServers);
-      await (
-        await connectedAdmin(source)
-      ).createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-      const producer = source.producer();
-      await producer.connect();
-      onTestFinished(() => producer.disconnect());
-      await producer.send({
+      await topicWith(
+        source,
         topic,
-        messages: Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i % 7}`, value: `id:${i}` })),
-      });
+        Array.from({ length: RECORDS }, (_, i) => ({ key: `k${i % 7}`, value: `id:${i}` })),
+      );
       for (const target of TARGETS) {
-        const client = kafkaClient(bed.clusters[target]!.bootstrapServers);
-        await (
-          await connectedAdmin(client)
-        ).createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-        const own = client.producer();
-        await own.connect();
-        onTestFinished(() => own.disconnect());
-        await own.send({
+        await topicWith(
+          kafkaClient(bed.clusters[target]!.bootstrapServers),
           topic,
-          messages: Array.from({ length: OWN[target] }, (_, i) => ({ key: 'own', value: `own:${i}` })),
-        });
+          Array.from({ length: OWN[target] }, (_, i) => ({ key: 'own', value: `own:${i}` })),
+        );
         const replicator = await startReplicator({
           source: bed.clusters.source!,
           target: bed.clusters[target]!,
@@ -162,32 +160,26 @@ describe('fan-out to two targets', () => {
 
       // Health: each target's own figures; the private group EXCLUDED on cloud, naming the filter.
       const client = healthClients(`127.0.0.1:${healthPort}`);
-      const partitionOn = (target: Target, group: string) =>
+      // waitFor retries a call that fails (health has not seen the group yet) until it answers.
+      const partitionOn = (target: Target, group: string, sourceOffset: number, state: PartitionSyncState) =>
         waitFor(
-          `health's status of ${group} on ${target}`,
+          `${group} ${PartitionSyncState[state]} at ${sourceOffset} on ${target} in health`,
           async () => {
-            const status: GroupStatus = await client
-              .getGroup('source', target, group)
-              .catch(() => ({ partitions: [] }) as unknown as GroupStatus);
-            const p = status.partitions[0];
-            return p !== undefined &&
-              p.sourceOffset === (group === shared ? 120 : 80) &&
-              (p.state === PartitionSyncState.PARTITION_SYNC_STATE_SYNCED ||
-                p.state === PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED)
-              ? p
-              : undefined;
+            const p = (await client.getGroup('source', target, group)).partitions[0];
+            return p?.sourceOffset === sourceOffset && p.state === state ? p : undefined;
           },
           { timeoutMs: 30_000, intervalMs: 200 },
         );
+      const { PARTITION_SYNC_STATE_SYNCED: SYNCED, PARTITION_SYNC_STATE_EXCLUDED: EXCLUDED } =
+        PartitionSyncState;
       const rows = {
-        cloud: await partitionOn('cloud', shared),
-        dr: await partitionOn('dr', shared),
-        privateCloud: await partitionOn('cloud', private_),
+        cloud: await partitionOn('cloud', shared, 120, SYNCED),
+        dr: await partitionOn('dr', shared, 120, SYNCED),
+        privateCloud: await partitionOn('cloud', private_, 80, EXCLUDED),
       };
       expect([rows.cloud.targetOffset, rows.dr.targetOffset]).toEqual([120 + OWN.cloud, 120 + OWN.dr]);
       expect([rows.cloud.exact, rows.dr.exact]).toEqual([true, true]);
       expect(rows.privateCloud).toMatchObject({
-        state: PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED,
         reason: 'not sent to this target: the link\'s groups exclude "^private-"',
       });
 

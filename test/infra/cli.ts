@@ -42,12 +42,8 @@ async function main(command: string | undefined, flags: readonly string[]): Prom
     }
     case 'up': {
       const existing = await readTestbedFile(stateFile);
-      const running = existing && [
-        ...Object.values(existing.clusters ?? {}),
-        existing.source,
-        existing.target,
-      ];
-      if (existing && running && [...running.map((c) => c.pid), existing.nats.pid].some(isAlive)) {
+      const pids = existing && [...Object.values(existing.clusters).map((c) => c.pid), existing.nats.pid];
+      if (pids?.some(isAlive)) {
         console.error(`a test bed is already up (${stateFile}); run 'npm run infra -- down' first`);
         return 1;
       }

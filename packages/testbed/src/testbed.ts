@@ -155,9 +155,10 @@ export async function stopTestbed(
   info: TestbedInfo,
   options: { keepLogs?: boolean } = {},
 ): Promise<string | undefined> {
-  // A state file written before `clusters` existed has only source and target.
-  const kafkas = info.clusters === undefined ? [info.source, info.target] : Object.values(info.clusters);
-  await Promise.all([...kafkas.map((k) => stopProcess(k.pid)), stopProcess(info.nats.pid)]);
+  await Promise.all([
+    ...Object.values(info.clusters).map((k) => stopProcess(k.pid)),
+    stopProcess(info.nats.pid),
+  ]);
   const kept = options.keepLogs === true ? await keepLogs(info.workDir) : undefined;
   await rm(info.workDir, { recursive: true, force: true });
   return kept;
@@ -184,5 +185,11 @@ export async function writeTestbedFile(path: string, info: TestbedInfo): Promise
 
 export async function readTestbedFile(path: string): Promise<TestbedInfo | undefined> {
   if (!existsSync(path)) return undefined;
-  return JSON.parse(await readFile(path, 'utf8')) as TestbedInfo;
+  const info = JSON.parse(await readFile(path, 'utf8')) as Omit<TestbedInfo, 'clusters'> &
+    Partial<Pick<TestbedInfo, 'clusters'>>;
+  // A state file written before `clusters` existed has only source and target.
+  return {
+    ...info,
+    clusters: info.clusters ?? { [info.source.name]: info.source, [info.target.name]: info.target },
+  };
 }

@@ -95,6 +95,9 @@ interface LinkRecord extends LinkRef {
   lastApplied?: { appliedAtMs: number; lagMs: number };
 }
 
+/** The filter of a link learnt from events or heartbeats rather than configured: everything goes along. */
+const EVERYTHING = linkFilter({});
+
 const tpKey = (topic: string, partition: number) => `${topic}\u0000${partition}`;
 const splitTpKey = (key: string) => {
   const cut = key.lastIndexOf('\u0000');
@@ -335,7 +338,7 @@ export class HealthState {
     return result;
   }
 
-  private link(ref: LinkRef, filter: LinkFilter = linkFilter({})): LinkRecord {
+  private link(ref: LinkRef, filter: LinkFilter = EVERYTHING): LinkRecord {
     const key = linkKey(ref);
     let link = this.links.get(key);
     if (link === undefined) {

@@ -97,6 +97,8 @@ const DURABLES = [
   { ...translatorConsumerSpec(names, 'onprem', 'edge'), owner: TRANSLATOR_EDGE },
   { ...committerConsumerSpec(names, 'onprem', 'cloud', 30_000), owner: COMMITTER_CLOUD },
   { ...committerConsumerSpec(names, 'onprem', 'edge', 30_000), owner: COMMITTER_EDGE },
+  // A link that observes (links[].mode observe) reads with a consumer of its own, the same committer's.
+  { ...committerConsumerSpec(names, 'onprem', 'cloud', 30_000, 'observe'), owner: COMMITTER_CLOUD },
 ] as const;
 
 /** A consumer name as nats.js makes up for an ephemeral (ordered) consumer. */

@@ -106,6 +106,7 @@ describe('Heartbeat', () => {
       role: ServiceRole.SERVICE_ROLE_TRANSLATOR,
       instanceId: 'translator-7f9c',
       sourceClusters: ['dc-west', 'dc-east'],
+      observedSourceClusters: [],
       targetCluster: 'dc-north',
       softwareVersion: '0.1.0',
       startedAtMs: 1_733_140_000_000,

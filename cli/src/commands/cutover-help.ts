@@ -11,8 +11,9 @@ the group's committed offset there is the counterpart (same timestamp, same fing
 of the next record on the source, and none of the --proof-window records that follow is a copy of a record
 the group already consumed. Then it says it is safe to start the consumers on the target. When that does
 not happen within --timeout it says why not: still active on the source, a translation pending or inexact
-(with the records a consumer would replay), refused, the group active on the target, or the target's
-position not proven (NOT_PROVEN, REPLAY_ON_TARGET, TARGET_UNREADABLE).
+(with the records a consumer would replay), refused, the group active on the target, kept off the target
+by the link's filter (EXCLUDED) or the link only observing (OBSERVED), or the target's position not
+proven (NOT_PROVEN, REPLAY_ON_TARGET, TARGET_UNREADABLE).
 
 Options:
   --group <group>         Consumer group id (required).
@@ -28,6 +29,11 @@ ${HEALTH_CONNECTION_HELP}
                           than that after the target offset is not seen.
   --json                  Print the outcome as one JSON object instead of text, with what was checked
                           per partition ("proofs").
+  --dry-run               Look once, without waiting, and show per partition the source offset, the
+                          target's (on a link that observes: what offsetsync would commit, in
+                          parentheses) and the records a consumer moving now would replay or skip
+                          ("plan" in --json). The only way to ask about a link with mode observe: a
+                          cutover to it is refused (OBSERVED), since nothing is committed there.
   -h, --help              Show this help.
 
 Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad command line.
@@ -35,6 +41,7 @@ Exit codes: 0 safe, 1 not safe within --timeout, 2 invalid config, 64 bad comman
 Examples:
   offsetsync cutover --config offsetsync.yaml --group billing --from onprem --to cloud
   offsetsync cutover -c offsetsync.yaml --group billing --from onprem --to cloud --timeout 10m --json
+  offsetsync cutover -c offsetsync.yaml --group billing --from onprem --to cloud --dry-run
 `;
 
 export const cutoverDescription: CommandDescription = {

@@ -19,6 +19,7 @@ describe('parseCutoverArgs', () => {
       intervalMs: 1_000,
       proofWindow: 500,
       json: false,
+      dryRun: false,
     });
   });
 
@@ -34,8 +35,10 @@ describe('parseCutoverArgs', () => {
       '--proof-window',
       '10000',
       '--json',
+      '--dry-run',
     ]);
     expect(args).toMatchObject({
+      dryRun: true,
       config: 'o.yaml',
       timeoutMs: 600_000,
       intervalMs: 250,
@@ -95,5 +98,38 @@ describe('runCutover', () => {
         },
       ],
     });
+  });
+
+  it('refuses at once a cutover to a link that observes, pointing to --dry-run', async () => {
+    const file = join(dir, 'observing.yaml');
+    writeFileSync(
+      file,
+      [
+        'clusters:',
+        "  onprem: { bootstrapServers: ['127.0.0.1:1'] }",
+        "  cloud: { bootstrapServers: ['127.0.0.1:2'] }",
+        'links:',
+        '  - { source: onprem, target: cloud, mode: observe }',
+        '',
+      ].join('\n'),
+    );
+    const out: string[] = [];
+    const io = { stdout: (t: string) => out.push(t), stderr: (t: string) => out.push(t) };
+    const args = ['--config', file, '--group', 'billing', '--from', 'onprem', '--to', 'cloud'];
+    await expect(runCutover([...args, '--timeout', '1s', '--json'], io)).resolves.toBe(1);
+    const outcome = JSON.parse(out.join('')) as { blocks: { code: string; message: string }[] };
+    expect(outcome.blocks.map((b) => b.code)).toEqual(['OBSERVED']);
+    expect(outcome.blocks[0]?.message).toContain('--dry-run shows what it would commit');
+
+    // --dry-run asks (here: nobody answers) instead of refusing, and does not wait for --timeout.
+    out.length = 0;
+    const started = Date.now();
+    await expect(
+      runCutover([...args, '--dry-run', '--json', '--address', '127.0.0.1:3', '--timeout', '1m'], io),
+    ).resolves.toBe(1);
+    const asked = JSON.parse(out.join('')) as { blocks: { code: string }[]; plan: unknown[] };
+    expect(asked.blocks.map((b) => b.code)).toContain('UNREACHABLE');
+    expect(asked.plan).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(60_000);
   });
 });

@@ -14,11 +14,18 @@ import {
 } from '@offsetsync/runtime';
 import { pino } from 'pino';
 import { type CommandIo, UsageError } from '../command.js';
-import { type CutoverVerdict, cutoverVerdict, provenVerdict } from '../cutover/cutover-verdict.js';
+import { cutoverPlan, type PlanRow } from '../cutover/cutover-plan.js';
+import {
+  type CutoverBlock,
+  type CutoverVerdict,
+  cutoverVerdict,
+  provenVerdict,
+} from '../cutover/cutover-verdict.js';
 import { PROOF_WINDOW_DEFAULT, PROOF_WINDOW_MAX, type PartitionProof } from '../cutover/target-proof.js';
 import { readAndProve } from '../cutover/target-proof-reads.js';
 import { getGroup, healthAddressFromConfig, healthConnection } from '../health-client.js';
 import { HEALTH_CONNECTION_OPTIONS, type HealthConnectionValues } from '../health-connection-options.js';
+import { formatPlan, partitionStateName } from './status-format.js';
 
 interface CutoverArgs {
   group: string;
@@ -31,6 +38,8 @@ interface CutoverArgs {
   /** Records compared on each side of the committed offsets (`--proof-window`). */
   proofWindow: number;
   json: boolean;
+  /** Look once and show the plan per partition, without waiting (`--dry-run`). */
+  dryRun: boolean;
 }
 
 function records(option: string, value: string | undefined, fallback: number, max: number): number {
@@ -66,6 +75,7 @@ export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
         interval: { type: 'string' },
         'proof-window': { type: 'string' },
         json: { type: 'boolean', default: false },
+        'dry-run': { type: 'boolean', default: false },
       },
     }));
   } catch (error: unknown) {
@@ -89,6 +99,7 @@ export function parseCutoverArgs(argv: readonly string[]): CutoverArgs {
     intervalMs: duration('interval', values.interval, 1_000),
     proofWindow: records('proof-window', values['proof-window'], PROOF_WINDOW_DEFAULT, PROOF_WINDOW_MAX),
     json: values.json,
+    dryRun: values['dry-run'],
   };
 }
 
@@ -96,6 +107,8 @@ interface Observation {
   verdict: CutoverVerdict;
   /** What was checked on the target, per partition; empty while the verdict was blocked before that. */
   proofs: PartitionProof[];
+  /** Every committed partition as a move now would find it; empty when the source or health was unreachable. */
+  plan: PlanRow[];
 }
 
 /**
@@ -133,8 +146,10 @@ async function observe(
         blocks: unreachable.map((m) => ({ code: 'UNREACHABLE', partition: '', message: m })),
       },
       proofs: [],
+      plan: [],
     };
   }
+  const plan = cutoverPlan(committed.value, status.value);
   const verdict = cutoverVerdict({
     group: args.group,
     from: args.from,
@@ -143,7 +158,7 @@ async function observe(
     sourceCommitted: committed.value,
     status: status.value,
   });
-  if (!verdict.safe) return { verdict, proofs: [] };
+  if (!verdict.safe) return { verdict, proofs: [], plan };
   let proofs: PartitionProof[];
   try {
     proofs = await readAndProve({
@@ -174,9 +189,10 @@ async function observe(
         ],
       },
       proofs: [],
+      plan,
     };
   }
-  return { verdict: provenVerdict(verdict, proofs, { group: args.group, to: args.to }), proofs };
+  return { verdict: provenVerdict(verdict, proofs, { group: args.group, to: args.to }), proofs, plan };
 }
 
 function message(error: unknown): string {
@@ -212,14 +228,22 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
   const link = config.links.find((l) => l.source === args.from && l.target === args.to);
   if (link === undefined) throw new UsageError(`the config has no link ${args.from} -> ${args.to}`);
   const excluded = linkFilter(link).group(args.group);
-  if (excluded !== undefined) {
-    // Nothing of the group goes along the link, so no wait would make the move safe.
+  // Nothing of the group goes along the link, or nothing is committed there: no wait makes the move safe.
+  const refusal: CutoverBlock | undefined =
+    excluded !== undefined
+      ? { code: 'EXCLUDED', partition: '', message: `the group is never sent to ${args.to}: ${excluded}` }
+      : link.mode === 'observe' && !args.dryRun
+        ? {
+            code: 'OBSERVED',
+            partition: '',
+            message: `the link ${args.from} -> ${args.to} observes (links[].mode observe): offsetsync commits nothing on ${args.to}; --dry-run shows what it would commit, and mode commit makes it commit`,
+          }
+        : undefined;
+  if (refusal !== undefined) {
     const verdict: CutoverVerdict = {
       safe: false,
       summary: `not safe to start group ${args.group} on ${args.to}:`,
-      blocks: [
-        { code: 'EXCLUDED', partition: '', message: `the group is never sent to ${args.to}: ${excluded}` },
-      ],
+      blocks: [refusal],
     };
     if (args.json) {
       const outcome = {
@@ -248,7 +272,25 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
   const health = new OffsetSyncHealthClient(connection.address, connection.credentials);
   try {
     const deadline = Date.now() + args.timeoutMs;
-    let { verdict, proofs } = await observe(args, clusters, health, healthAddress);
+    const first = await observe(args, clusters, health, healthAddress);
+    if (args.dryRun) {
+      const { verdict, proofs, plan } = first;
+      const blocks = verdict.safe ? [] : verdict.blocks;
+      if (args.json) {
+        const outcome = {
+          group: args.group,
+          from: args.from,
+          to: args.to,
+          safe: verdict.safe,
+          blocks,
+          proofs,
+          plan: plan.map((row) => ({ ...row, state: partitionStateName(row.state) })),
+        };
+        io.stdout(`${JSON.stringify(outcome)}\n`);
+      } else io.stdout(`${describe(verdict)}\n\n${formatPlan(plan)}\n`);
+      return verdict.safe ? 0 : 1;
+    }
+    let { verdict, proofs } = first;
     let shown = '';
     // An exclusion stays while the config does: waiting would not change the verdict.
     const permanent = (v: CutoverVerdict) => !v.safe && v.blocks.some((b) => b.code === 'EXCLUDED');

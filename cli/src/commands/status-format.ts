@@ -7,6 +7,7 @@ import {
   type GroupStatus,
   type LinkStatus,
 } from '@offsetsync/contracts';
+import type { PlanRow } from '../cutover/cutover-plan.js';
 
 /** One link, as `--json` prints it. */
 export interface LinkRow {
@@ -19,6 +20,8 @@ export interface LinkRow {
   lastSourceCommitMs: number;
   lastAppliedMs: number;
   changedAtMs: number;
+  /** A committer of the link only observes it: nothing is committed on the target. */
+  observing: boolean;
   instances: { role: string; instanceId: string; lastHeartbeatMs: number; softwareVersion: string }[];
 }
 
@@ -36,6 +39,10 @@ export interface GroupRow {
   exact: boolean;
   lagMs: number;
   replayIfMoved: number;
+  /** Records a consumer moving now would pass over; 0 by design, -1 when unknown (or health does not say). */
+  skipIfMoved: number;
+  /** On a link that observes: the offset offsetsync would commit; -1 otherwise. */
+  wouldCommitOffset: number;
   state: string;
   reason: string;
 }
@@ -52,7 +59,7 @@ export function linkStateName(state: LinkState): string {
 }
 
 /** PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET -> SKIPPED_ACTIVE_ON_TARGET. */
-function partitionStateName(state: PartitionSyncState): string {
+export function partitionStateName(state: PartitionSyncState): string {
   return (PartitionSyncState[state] ?? 'UNRECOGNIZED').replace(/^PARTITION_SYNC_STATE_/, '');
 }
 
@@ -81,6 +88,7 @@ export function linkRow(link: LinkStatus): LinkRow {
     lastSourceCommitMs: link.lastSourceCommitMs,
     lastAppliedMs: link.lastAppliedMs,
     changedAtMs: link.changedAtMs,
+    observing: link.observing,
     instances: link.instances.map((i) => ({
       role: roleName(i.role),
       instanceId: i.instanceId,
@@ -104,6 +112,8 @@ export function groupRows(group: GroupStatus): GroupRow[] {
     exact: p.exact,
     lagMs: p.lagMs,
     replayIfMoved: p.replayIfMoved,
+    skipIfMoved: p.skipIfMoved ?? -1,
+    wouldCommitOffset: p.wouldCommitOffset ?? -1,
     state: partitionStateName(p.state),
     reason: p.reason,
   }));
@@ -145,7 +155,19 @@ export function formatReport(report: StatusReport): string {
     out.push(
       '',
       table(
-        ['LINK', 'GROUP', 'TOPIC/PARTITION', 'SOURCE', 'TARGET', 'EXACT', 'LAG', 'REPLAY', 'STATE', 'REASON'],
+        [
+          'LINK',
+          'GROUP',
+          'TOPIC/PARTITION',
+          'SOURCE',
+          'TARGET',
+          'EXACT',
+          'LAG',
+          'REPLAY',
+          'SKIP',
+          'STATE',
+          'REASON',
+        ],
         report.groups.map((g) => [
           `${g.source} -> ${g.target}`,
           g.group,
@@ -153,10 +175,12 @@ export function formatReport(report: StatusReport): string {
             ? `${g.topic}/${g.partition}`
             : `${g.topic} -> ${g.targetTopic}/${g.partition}`,
           String(g.sourceOffset),
-          orDash(g.targetOffset),
+          // A link that observes committed nothing: what it would commit, marked as such.
+          g.wouldCommitOffset >= 0 ? `(${g.wouldCommitOffset})` : orDash(g.targetOffset),
           g.exact ? 'yes' : 'no',
           orDash(g.lagMs, ' ms'),
           orDash(g.replayIfMoved),
+          orDash(g.skipIfMoved),
           g.state,
           g.reason,
         ]),
@@ -164,4 +188,25 @@ export function formatReport(report: StatusReport): string {
     );
   }
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * The plan of `cutover --dry-run` as a table: per partition the source offset, the target's (in
+ * parentheses: what a link that observes would commit), and the records a move now would replay or skip.
+ */
+export function formatPlan(rows: readonly PlanRow[]): string {
+  return table(
+    ['TOPIC/PARTITION', 'SOURCE', 'TARGET', 'REPLAY', 'SKIP', 'STATE', 'REASON'],
+    rows.map((r) => [
+      r.targetTopic === r.topic
+        ? `${r.topic}/${r.partition}`
+        : `${r.topic} -> ${r.targetTopic}/${r.partition}`,
+      String(r.sourceOffset),
+      r.wouldCommitOffset >= 0 ? `(${r.wouldCommitOffset})` : orDash(r.targetOffset),
+      orDash(r.replayIfMoved),
+      orDash(r.skipIfMoved),
+      partitionStateName(r.state),
+      r.reason,
+    ]),
+  );
 }

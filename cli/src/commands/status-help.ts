@@ -6,8 +6,10 @@ const HELP = `offsetsync status [options]
 
 Shows how offsets are distributed: the state of every source -> target link (HEALTHY, SOURCE_ONLY,
 TARGET_ONLY, STALLED, LAGGING, DOWN, with the reason) and, per consumer group and partition, the source
-offset, the target offset, whether it is exact, the lag and the records a consumer would read again if it
-moved to the target now. Asks the gRPC API of the health service (\`offsetsync health\`).
+offset, the target offset, whether it is exact, the lag and the records a consumer would read again
+(REPLAY) or pass over (SKIP) if it moved to the target now. On a link that observes (links[].mode
+observe) nothing is committed: TARGET shows in parentheses the offset offsetsync would commit, and the
+state is OBSERVED. Asks the gRPC API of the health service (\`offsetsync health\`).
 
 Options:
   --json                  Print JSON ({overallState, links, groups}) instead of tables.
@@ -16,7 +18,8 @@ Options:
   --group <id>            Only this consumer group (exact id).
   --group-prefix <text>   Only groups whose id starts with this text.
   --state <state>         Only groups with a partition in this state: synced, pending,
-                          skipped-active-on-target, refused, target-ahead, deleted.
+                          skipped-active-on-target, refused, target-ahead, deleted, excluded,
+                          observed.
   --no-groups             Links only.
 ${HEALTH_CONNECTION_HELP}
   --timeout <ms>          Deadline of each request. Default: 5000.

@@ -50,6 +50,9 @@ describe('offsetsync status', () => {
         exact: true,
         lagMs: 1_000,
         replayIfMoved: 110,
+        // Unset by health (as one older than the fields would): unknown, and nothing observed.
+        skipIfMoved: -1,
+        wouldCommitOffset: -1,
         state: 'PENDING',
         reason: 'translated to 160; waiting for the committer',
       },
@@ -64,7 +67,32 @@ describe('offsetsync status', () => {
     });
     expect(text).toContain('Overall: SOURCE_ONLY');
     expect(text).toMatch(/dc1 -> cloud\s+SOURCE_ONLY\s+-\s+0\s+collector:c-1/);
-    expect(text).toMatch(/orders\s+o\/2\s+150\s+50\s+yes\s+1000 ms\s+110\s+PENDING/);
+    expect(text).toMatch(/orders\s+o\/2\s+150\s+50\s+yes\s+1000 ms\s+110\s+-\s+PENDING/);
+  });
+
+  it('shows in parentheses what a link that observes would commit, with its replay and skip', () => {
+    const observed = GroupStatus.fromPartial({
+      ...group,
+      partitions: [
+        {
+          ...group.partitions[0],
+          targetOffset: -1,
+          wouldCommitOffset: 160,
+          replayIfMoved: 0,
+          skipIfMoved: 0,
+          lagMs: -1,
+          state: PartitionSyncState.PARTITION_SYNC_STATE_OBSERVED,
+          reason: 'the link observes',
+        },
+      ],
+    });
+    expect(groupRows(observed)[0]).toMatchObject({
+      targetOffset: -1,
+      wouldCommitOffset: 160,
+      skipIfMoved: 0,
+    });
+    const text = formatReport({ overallState: 'HEALTHY', links: [], groups: groupRows(observed) });
+    expect(text).toMatch(/orders\s+o\/2\s+150\s+\(160\)\s+yes\s+-\s+0\s+0\s+OBSERVED\s+the link observes/);
   });
 
   it('shows both names of a topic the link renames, in JSON and in the table', () => {

@@ -83,6 +83,17 @@ describe('cutoverVerdict', () => {
       [{ state: S.PARTITION_SYNC_STATE_REFUSED, reason: 'LogAppendTime' }, 'REFUSED', 'LogAppendTime'],
       [{ state: S.PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET }, 'ACTIVE_ON_TARGET', 'members on cloud'],
       [{ state: S.PARTITION_SYNC_STATE_TARGET_AHEAD }, 'TARGET_AHEAD', 'already committed on cloud'],
+      [
+        {
+          state: S.PARTITION_SYNC_STATE_OBSERVED,
+          targetOffset: -1,
+          wouldCommitOffset: 107,
+          replayIfMoved: 0,
+          skipIfMoved: 0,
+        },
+        'OBSERVED',
+        'would commit 107 there (a consumer would replay 0 records, skip 0 records) and commits nothing',
+      ],
     ];
     for (const [over, code, words] of cases) {
       const status = input().status!;

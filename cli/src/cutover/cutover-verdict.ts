@@ -23,7 +23,9 @@ type CutoverBlockCode =
   /** The target's committed offsets or records could not be read. */
   | 'TARGET_UNREADABLE'
   /** The link's filter keeps the group or the topic off the target: it will never be moved there. */
-  | 'EXCLUDED';
+  | 'EXCLUDED'
+  /** The link observes (shadow mode): offsetsync decides what it would commit and commits nothing. */
+  | 'OBSERVED';
 
 export interface CutoverBlock {
   code: CutoverBlockCode;
@@ -50,6 +52,9 @@ export type CutoverVerdict =
 
 const tp = (p: { topic: string; partition: number }): string => `${p.topic}-${p.partition}`;
 
+/** A count of records, or `unknown` for -1. */
+const countText = (n: number): string => (n < 0 ? 'an unknown number of records' : `${n} records`);
+
 /** What one partition still lacks, or undefined when the target holds the exact translation of its commit. */
 function partitionBlock(
   committed: CommittedOffset,
@@ -74,12 +79,21 @@ function partitionBlock(
         partition,
         message:
           `${partition}: translated inexactly; a consumer on ${to} would replay ` +
-          (status.replayIfMoved >= 0 ? `${status.replayIfMoved} records` : 'an unknown number of records'),
+          countText(status.replayIfMoved),
       };
     case PartitionSyncState.PARTITION_SYNC_STATE_REFUSED:
       return { code: 'REFUSED', partition, message: `${partition}: translation refused${why}` };
     case PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED:
       return { code: 'EXCLUDED', partition, message: `${partition}: never sent to ${to}${why}` };
+    case PartitionSyncState.PARTITION_SYNC_STATE_OBSERVED:
+      return {
+        code: 'OBSERVED',
+        partition,
+        message:
+          `${partition}: the link to ${to} observes: offsetsync would commit ${status.wouldCommitOffset ?? 'an unknown offset'} there ` +
+          `(a consumer would replay ${countText(status.replayIfMoved)}, skip ${countText(status.skipIfMoved ?? -1)}) ` +
+          "and commits nothing; set the link's mode to commit",
+      };
     case PartitionSyncState.PARTITION_SYNC_STATE_SKIPPED_ACTIVE_ON_TARGET:
       return {
         code: 'ACTIVE_ON_TARGET',

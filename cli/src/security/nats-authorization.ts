@@ -17,7 +17,7 @@ export interface DeploymentNatsUser {
 
 /** The users of every role the config's links need. */
 export function deploymentNatsUsers(config: {
-  links: OffsetSyncConfig['links'];
+  links: ReadonlyArray<Pick<OffsetSyncConfig['links'][number], 'source' | 'target'>>;
   nats: Pick<OffsetSyncConfig['nats'], 'subjectPrefix'>;
 }): DeploymentNatsUser[] {
   const names = new Names(config.nats.subjectPrefix);

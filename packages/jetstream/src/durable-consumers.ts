@@ -16,9 +16,25 @@ export function translatorDurable(source: string, target: string): string {
   return `translator-${source}-${target}`;
 }
 
-/** The committer's durable consumer of one link on the translated stream. */
-export function committerDurable(source: string, target: string): string {
-  return `committer-${source}-${target}`;
+/**
+ * What a committer does with a link's translations: `commit` them on the target, or only `observe`
+ * (shadow mode, config `links[].mode`).
+ */
+export type CommitterMode = 'commit' | 'observe';
+
+/**
+ * The committer's durable consumer of one link on the translated stream, in `mode`. An observing
+ * committer reads with a consumer of its own: the committing consumer's position stays where committing
+ * stopped (or is created when committing starts), so a committer switched to `commit` reads every key
+ * whose translation it has not committed, whatever was observed meanwhile: the stream's current state.
+ */
+export function committerDurable(source: string, target: string, mode: CommitterMode = 'commit'): string {
+  return mode === 'commit' ? `committer-${source}-${target}` : `committer-${source}-${target}-observe`;
+}
+
+/** Every durable consumer a committer of one link may use: one per mode. */
+export function committerDurables(source: string, target: string): string[] {
+  return [committerDurable(source, target, 'commit'), committerDurable(source, target, 'observe')];
 }
 
 /** What the translator of `source -> target` reads: the source's committed events. */
@@ -32,16 +48,17 @@ export function translatorConsumerSpec(names: Names, source: string, target: str
   };
 }
 
-/** What the committer of `source -> target` reads: the link's translations (`committer.ackWaitMs`). */
+/** What the committer of `source -> target` reads in `mode`: the link's translations (`committer.ackWaitMs`). */
 export function committerConsumerSpec(
   names: Names,
   source: string,
   target: string,
   ackWaitMs: number,
+  mode: CommitterMode = 'commit',
 ): DurableConsumerSpec {
   return {
     stream: names.stream('translated'),
-    durable: committerDurable(source, target),
+    durable: committerDurable(source, target, mode),
     filterSubject: names.translatedFilter(source, target),
     ackWaitMs,
     maxAckPending: COMMITTER_MAX_ACK_PENDING,

@@ -13,6 +13,7 @@ export {
 export {
   committerConsumerSpec,
   committerDurable,
+  type CommitterMode,
   translatorConsumerSpec,
   translatorDurable,
 } from './durable-consumers.js';

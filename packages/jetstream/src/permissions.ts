@@ -4,7 +4,7 @@
 // KV bucket creation is in none of them but `provision`'s: the long-running services only read stream and
 // consumer info, fetch from their own durable consumers, and publish on their own subjects.
 import type { Names, StreamKind } from '@offsetsync/contracts';
-import { committerDurable, translatorDurable } from './durable-consumers.js';
+import { committerDurables, translatorDurable } from './durable-consumers.js';
 
 /** The roles that get NATS credentials of their own. */
 export type NatsRole = 'collector' | 'translator' | 'committer' | 'health' | 'provision';
@@ -123,7 +123,10 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
             `${api}.STREAM.MSG.GET.KV_${bucket}`,
             // When the application itself committed on the target (a bidirectional link's own events).
             `${api}.STREAM.MSG.GET.${streams.committed}`,
-            ...sources.flatMap((source) => consumer(streams.translated, committerDurable(source, target))),
+            // Both modes' consumers: switching a link between commit and observe needs no new permissions.
+            ...sources.flatMap((source) =>
+              committerDurables(source, target).flatMap((durable) => consumer(streams.translated, durable)),
+            ),
           ],
         },
         subscribe: { allow: [own.inbox] },
@@ -141,7 +144,7 @@ export function natsPermissions(names: Names, role: NatsRole, scope: NatsRoleSco
       }));
       const durables = scope.links.flatMap(({ source, target }) => [
         { stream: streams.committed, durable: translatorDurable(source, target) },
-        { stream: streams.translated, durable: committerDurable(source, target) },
+        ...committerDurables(source, target).map((durable) => ({ stream: streams.translated, durable })),
       ]);
       return {
         publish: {

@@ -8,6 +8,7 @@ export {
   type CommitterConfig,
   type HealthConfig,
   type KafkaClusterConfig,
+  type LinkMode,
   type OffsetSyncConfig,
   type TopicNames,
   type TranslatorConfig,

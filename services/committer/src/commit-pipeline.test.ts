@@ -230,6 +230,7 @@ function setup(
     clock?: () => number;
     publish?: (messages: StreamMessage[]) => Promise<unknown>;
     beforeCommit?: (group: string) => Promise<void>;
+    mode?: 'commit' | 'observe';
   } = {},
 ) {
   const store = options.store ?? new MemoryStore();
@@ -243,6 +244,7 @@ function setup(
     names,
     source: 'src',
     target: 'dst',
+    mode: options.mode ?? 'commit',
     store,
     cluster: options.target ?? cluster,
     publish:
@@ -607,6 +609,46 @@ describe('CommitPipeline', () => {
     ]);
     expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 14, metadata: markOf(v(1, 4)) });
     expect(store.entries.get(key())?.record?.targetOwnedSinceMs).toBeUndefined();
+  });
+
+  it('observing, decides as a commit would, reports the offset it would commit, and writes nothing to the target or KV', async () => {
+    const store = new MemoryStore();
+    const cluster = new FakeCluster();
+    const observer = setup({ store, cluster, mode: 'observe' });
+    const first = translated({ version: v(3, 30), targetOffset: 120 });
+    await observer.pipeline.handleBatch([first]);
+    expect(cluster.commitCalls).toEqual([]);
+    expect(store.calls.write + store.calls.remove).toBe(0);
+    expect(first.settled).toBe('ack');
+    expect(observer.published[0]).toMatchObject({
+      msgId: 'src:dst:3:30:OBSERVED',
+      event: {
+        outcome: ApplyOutcome.APPLY_OUTCOME_OBSERVED,
+        skipReason: SkipReason.SKIP_REASON_UNSPECIFIED,
+        targetOffset: 120,
+        exact: true,
+        detail: 'the link observes: would commit 120 on the target; nothing committed',
+      },
+    });
+    expect(observer.counters.snapshot()).toEqual({ observed: 1 });
+
+    // The application commits on the target on its own: a commit would keep its position, so would this.
+    cluster.setCommitted('g', 'orders', 0, 300, '');
+    await observer.pipeline.handleBatch([
+      translated({ version: v(3, 31), targetOffset: 125, sourceCommitTimestampMs: NOW - 2000 }),
+    ]);
+    expect(observer.published[1]?.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_TARGET_AHEAD,
+    });
+    expect(store.calls.write + store.calls.remove).toBe(0);
+    cluster.committed.clear();
+
+    // Switched to commit: the same translation is committed, not judged already applied or stale.
+    const committer = setup({ store, cluster });
+    await committer.pipeline.handleBatch([translated({ version: v(3, 30), targetOffset: 120 })]);
+    expect(cluster.offsetOf('g', 'orders', 0)).toEqual({ offset: 120, metadata: markOf(v(3, 30)) });
+    expect(committer.published[0]?.event.outcome).toBe(ApplyOutcome.APPLY_OUTCOME_APPLIED);
   });
 
   it("never steps back when KV is lost: the target's commit mark is the floor", async () => {

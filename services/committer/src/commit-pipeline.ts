@@ -15,7 +15,7 @@
 // a redelivery, which the version check turns into a harmless repeat.
 import type { Tracer } from '@opentelemetry/api';
 import type { Names, Version } from '@offsetsync/contracts';
-import type { StreamMessage } from '@offsetsync/jetstream';
+import type { CommitterMode, StreamMessage } from '@offsetsync/jetstream';
 import { failSpan, type Logger } from '@offsetsync/runtime';
 import type { ActiveGroups } from './active-groups.js';
 import type { AppliedVersionsStore } from './applied-versions-store.js';
@@ -43,6 +43,8 @@ export interface CommitPipelineOptions {
   source: string;
   /** Alias of the target cluster. */
   target: string;
+  /** `observe`: decide and report, commit nothing (config `links[].mode`). Default: `commit`. */
+  mode?: CommitterMode;
   store: AppliedVersionsStore;
   cluster: TargetCluster;
   /** Publishes events and resolves once JetStream acknowledged all of them (publishAll). */
@@ -105,7 +107,7 @@ export class CommitPipeline {
 
   constructor(options: CommitPipelineOptions) {
     this.clock = options.clock ?? Date.now;
-    const link = { source: options.source, target: options.target };
+    const link = { source: options.source, target: options.target, mode: options.mode ?? 'commit' };
     const { names, logger, counters, problems } = options;
     const onHandled = (version: Version | undefined) => this.noteHandled(version);
     const target = new TargetCalls(options.cluster, problems, logger);

@@ -17,6 +17,7 @@ import {
   ProblemBoard,
   type CommitterConfig,
   type HeartbeatState,
+  type LinkMode,
   type ServiceContext,
   type ServiceWorker,
 } from '@offsetsync/runtime';
@@ -41,7 +42,8 @@ export class CommitterWorker implements ServiceWorker {
   private readonly adapter: KafkaAdapter;
   private readonly counters: OutcomeCounters;
   private readonly activeGroups: ActiveGroups;
-  private readonly sources: string[];
+  /** The links this committer serves: their sources, and whether each commits or observes. */
+  private readonly links: Array<{ source: string; mode: LinkMode }>;
   private readonly pipelines: CommitPipeline[] = [];
   private readonly consumers: BatchConsumer[] = [];
   private readonly problems = new ProblemBoard();
@@ -76,9 +78,9 @@ export class CommitterWorker implements ServiceWorker {
     this.logBounds = new LogBoundsCache((partitions) => this.adapter.partitionBounds(partitions));
     this.refusals = new Refusals({ logger: context.logger, problems: this.problems, clock: Date.now });
     this.activeGroups = new ActiveGroups(settings.activeGroupRetryMs);
-    this.sources = [
-      ...new Set(context.config.links.filter((l) => l.target === settings.target).map((l) => l.source)),
-    ];
+    this.links = context.config.links
+      .filter((l) => l.target === settings.target)
+      .map(({ source, mode }) => ({ source, mode }));
     this.heartbeat = {
       progress: () => {
         const handled = this.pipelines.filter((p) => p.lastEventAtMs > 0);
@@ -120,8 +122,8 @@ export class CommitterWorker implements ServiceWorker {
     this.connectionWatch = this.watchConnection();
     const target = this.settings.target;
     const stream = names.stream('translated');
-    for (const source of this.sources) {
-      const spec = committerConsumerSpec(names, source, target, this.settings.ackWaitMs);
+    for (const { source, mode } of this.links) {
+      const spec = committerConsumerSpec(names, source, target, this.settings.ackWaitMs, mode);
       const durable = spec.durable;
       const action =
         config.nats.provisioning === 'create'
@@ -133,11 +135,14 @@ export class CommitterWorker implements ServiceWorker {
           'durable consumer settings differ; run `offsetsync provision` to correct them',
         );
       }
-      logger.info({ durable, stream, action }, 'durable consumer ready');
+      logger.info({ durable, stream, action, mode }, 'durable consumer ready');
+      if (mode === 'observe')
+        logger.warn({ source, target }, 'the link observes: nothing is committed on the target');
       const pipeline = new CommitPipeline({
         names,
         source,
         target,
+        mode,
         store,
         cluster: this.adapter,
         publish: (messages) => publishAll(publisher, messages, { concurrency: PUBLISH_CONCURRENCY }),
@@ -167,7 +172,7 @@ export class CommitterWorker implements ServiceWorker {
       this.pipelines.push(pipeline);
       this.consumers.push(consumer);
     }
-    logger.info({ target, sources: this.sources }, 'committer started');
+    logger.info({ target, links: this.links }, 'committer started');
   }
 
   async stop(): Promise<void> {

@@ -4,6 +4,8 @@ import type { Counter, Histogram, Meter } from '@opentelemetry/api';
 
 export type CommitterOutcome =
   | 'applied'
+  /** A link that observes (shadow mode): decided to commit, reported, nothing committed. */
+  | 'observed'
   /** A redelivered version that the target already holds; reported again, not committed again. */
   | 'already_applied'
   | 'skipped_stale_version'

@@ -86,6 +86,7 @@ function fromHeartbeat(b: Heartbeat): HealthEvent {
       instanceId: b.instanceId,
       sourceClusters: b.sourceClusters,
       targetCluster: b.targetCluster,
+      observedSourceClusters: b.observedSourceClusters,
       lastHeartbeatMs: b.sentAtMs,
       intervalMs: b.intervalMs,
       pending: b.progress?.pending ?? 0,

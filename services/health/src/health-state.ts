@@ -243,6 +243,7 @@ export class HealthState {
         targetCluster: ref.target,
         state: verdict.state,
         reason: verdict.reason,
+        observing: verdict.observing,
         instances: alive.map((i) =>
           InstanceInfo.fromPartial({
             role: i.role,

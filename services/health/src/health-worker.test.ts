@@ -65,7 +65,7 @@ function context(nats: NatsConnection): ServiceContext {
   });
   return {
     role: 'health',
-    config: { ...config, links: [{ source: 'a', target: 'b' }] },
+    config: { ...config, links: [{ source: 'a', target: 'b', mode: 'commit' }] },
     logger: pino({ level: 'silent' }),
     telemetry: { meter: metrics.getMeter('test'), tracer: trace.getTracer('test') } as unknown as Telemetry,
     nats,

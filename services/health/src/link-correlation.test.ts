@@ -52,6 +52,30 @@ describe('correlateLink', () => {
     );
   });
 
+  it('says so when a committer of the link only observes it, and only for that link', () => {
+    const observer = { ...instance(CM), sourceClusters: ['a', 'x'], observedSourceClusters: ['a'] };
+    const v = correlateLink(
+      LINK,
+      [instance(C), instance(TR), observer],
+      { ...QUIET, lastEndToEndLagMs: undefined },
+      T,
+      NOW,
+    );
+    expect(v).toMatchObject({ state: LinkState.LINK_STATE_HEALTHY, observing: true });
+    expect(v.reason).toBe(
+      'collector, translator and committer run; the link observes: nothing is committed on "b"',
+    );
+    const other = correlateLink(
+      { source: 'x', target: 'b' },
+      [{ ...instance(C), sourceClusters: ['x'] }, { ...instance(TR), sourceClusters: ['x'] }, observer],
+      QUIET,
+      T,
+      NOW,
+    );
+    expect(other.observing).toBe(false);
+    expect(other.reason).not.toContain('observes');
+  });
+
   it('is HEALTHY, STALLED or LAGGING with every role running, by the flow of events', () => {
     const all = [instance(C), instance(TR), instance(CM)];
     expect(correlateLink(LINK, all, QUIET, T, NOW).state).toBe(LinkState.LINK_STATE_HEALTHY);

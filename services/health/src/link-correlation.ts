@@ -8,6 +8,8 @@ export interface InstanceSighting {
   instanceId: string;
   sourceClusters: readonly string[];
   targetCluster: string;
+  /** A committer's sources whose links it only observes (commits nothing); default none. */
+  observedSourceClusters?: readonly string[];
   /** When its latest heartbeat was sent (epoch ms). */
   lastHeartbeatMs: number;
   /** Its heartbeat interval (ms). */
@@ -40,6 +42,8 @@ export interface LinkVerdict {
   reason: string;
   /** The instances serving the link that count as alive. */
   alive: InstanceSighting[];
+  /** A committer alive on the link only observes it: nothing is committed on the target. */
+  observing: boolean;
 }
 
 /** Whether an instance counts as running at `nowMs`: a heartbeat within the allowed missed intervals. */
@@ -97,6 +101,10 @@ export function correlateLink(
   const src = JSON.stringify(link.source);
   const tgt = JSON.stringify(link.target);
 
+  const observing = alive.some(
+    (i) =>
+      i.role === ServiceRole.SERVICE_ROLE_COMMITTER && (i.observedSourceClusters ?? []).includes(link.source),
+  );
   /** "committer c-1 last heard 2.0 s ago" for every missing role that was seen before. */
   const lastHeard = (roles: ServiceRole[]): string => {
     const notes = roles.flatMap((role) => {
@@ -110,10 +118,14 @@ export function correlateLink(
     return notes.length === 0 ? '' : ` (${notes.join('; ')})`;
   };
   const access = accessProblems(alive);
+  const observes = observing
+    ? `; the link observes: nothing is committed on ${JSON.stringify(link.target)}`
+    : '';
   const verdict = (state: LinkState, reason: string): LinkVerdict => ({
     state,
-    reason: reason + access,
+    reason: reason + observes + access,
     alive,
+    observing,
   });
 
   if (!collector && !translator && !committer) {
@@ -167,7 +179,7 @@ export function correlateLink(
   return verdict(
     LinkState.LINK_STATE_HEALTHY,
     flow.lastEndToEndLagMs === undefined
-      ? `collector, translator and committer run; no commit applied yet`
+      ? `collector, translator and committer run${observing ? '' : '; no commit applied yet'}`
       : `collector, translator and committer run; the latest commit reached ${tgt} ${seconds(flow.lastEndToEndLagMs)} after the source commit`,
   );
 }

@@ -103,6 +103,44 @@ describe('derivePartition', () => {
     expect(d.waitingSinceMs).toBe(2_005);
   });
 
+  it('on a link that observes, shows the offset it would commit and the replay or skip measured against the latest source commit', () => {
+    const observed = (version: number, sourceOffset: number, targetOffset: number): AppliedFact => ({
+      ...applied(version, sourceOffset, targetOffset),
+      outcome: ApplyOutcome.APPLY_OUTCOME_OBSERVED,
+    });
+    let link = withApplied(withTranslated({}, translated(1, 50, 70)), observed(1, 50, 70));
+    const up = derivePartition(KEY, withCommitted({}, committed(1, 50)), undefined, link).status;
+    expect(up).toMatchObject({
+      state: PartitionSyncState.PARTITION_SYNC_STATE_OBSERVED,
+      targetOffset: -1,
+      wouldCommitOffset: 70,
+      replayIfMoved: 0,
+      skipIfMoved: 0,
+    });
+    expect(up.reason).toBe('the link observes: would commit 70 on the target (exact); nothing committed');
+
+    // The source moved on: measured against its newest commit's counterpart.
+    link = withTranslated(link, translated(2, 150, 175));
+    expect(derivePartition(KEY, withCommitted({}, committed(2, 150)), undefined, link).status).toMatchObject({
+      wouldCommitOffset: 70,
+      replayIfMoved: 105,
+      skipIfMoved: 0,
+    });
+
+    // A position past the counterpart is counted as a skip, not hidden.
+    const past = withApplied(withTranslated({}, translated(3, 50, 70)), observed(3, 50, 90));
+    expect(derivePartition(KEY, withCommitted({}, committed(3, 50)), undefined, past).status).toMatchObject({
+      replayIfMoved: 0,
+      skipIfMoved: 20,
+    });
+
+    // Committing again: the newest decision is an applied commit, nothing is 'would'.
+    const committing = withApplied(link, applied(2, 150, 175));
+    expect(
+      derivePartition(KEY, withCommitted({}, committed(2, 150)), undefined, committing).status,
+    ).toMatchObject({ state: PartitionSyncState.PARTITION_SYNC_STATE_SYNCED, wouldCommitOffset: undefined });
+  });
+
   it('says what a waiting commit waits for: its translation, its record on the target or the committer', () => {
     const source = withCommitted({}, committed(2, 150));
     const waitingFor = (link: LinkPartitionFacts) => derivePartition(KEY, source, undefined, link).waitingFor;

@@ -131,13 +131,27 @@ function refusalText(t: TranslatedFact): string {
 }
 
 /**
- * Records a consumer would read again if it moved to the target now: target records from the offset
- * offsetsync committed up to the counterpart of the latest source commit. The counterpart is known only
- * from an exact translation of that commit; otherwise -1 (unknown).
+ * Where a consumer that moved to the target now would start: the offset offsetsync committed there, or,
+ * on a link that observes (the newest decision OBSERVED), the offset it would have committed.
  */
-function replayIfMoved(committed: CommittedFact | undefined, link: LinkPartitionFacts): number {
-  const applied = link.applied;
-  if (applied === undefined) return -1;
+function movedPosition(link: LinkPartitionFacts): AppliedFact | undefined {
+  const decision = link.decision;
+  return decision?.outcome === ApplyOutcome.APPLY_OUTCOME_OBSERVED ? decision : link.applied;
+}
+
+/**
+ * Records a consumer would read again (`replay`) or pass over unread (`skip`) if it moved to the target
+ * now: the target records between {@link movedPosition} and the counterpart of the latest source commit.
+ * The counterpart is known only from an exact translation of that commit; otherwise both are -1
+ * (unknown). Pure.
+ */
+function ifMoved(
+  committed: CommittedFact | undefined,
+  link: LinkPartitionFacts,
+): { replay: number; skip: number } {
+  const unknown = { replay: -1, skip: -1 };
+  const position = movedPosition(link);
+  if (position === undefined) return unknown;
   const latest = committed?.version ?? link.translated?.version;
   const translated = link.translated;
   if (
@@ -145,13 +159,11 @@ function replayIfMoved(committed: CommittedFact | undefined, link: LinkPartition
     translated.outcome === TranslationOutcome.TRANSLATION_OUTCOME_EXACT &&
     compareVersions(translated.version, latest) === 0
   ) {
-    const replay = translated.targetOffset - applied.targetOffset;
-    // Negative would mean the target is past the counterpart; that never happens by design, and is
-    // reported as unknown rather than as a count.
-    return replay >= 0 ? replay : -1;
+    const ahead = translated.targetOffset - position.targetOffset;
+    return { replay: Math.max(0, ahead), skip: Math.max(0, -ahead) };
   }
-  if (applied.exact && compareVersions(applied.version, latest) === 0) return 0;
-  return -1;
+  if (position.exact && compareVersions(position.version, latest) === 0) return { replay: 0, skip: 0 };
+  return unknown;
 }
 
 /** The topic's name on the target, as the latest translation or report gave it. Pure. */
@@ -189,15 +201,20 @@ export function derivePartition(
         ? 0
         : Math.max(0, (latestCommitTs ?? 0) - applied.sourceCommitTimestampMs);
 
+  const moved = ifMoved(committed, link);
+  const observed = link.decision?.outcome === ApplyOutcome.APPLY_OUTCOME_OBSERVED ? link.decision : undefined;
   const base = {
     topic: key.topic,
     targetTopic: targetTopicOf(key.topic, link),
     partition: key.partition,
     sourceOffset,
     targetOffset: applied?.targetOffset ?? -1,
-    exact: applied?.exact ?? false,
+    // Of the position shown: the committed offset, or on a link that observes the one it would commit.
+    exact: movedPosition(link)?.exact ?? false,
     lagMs,
-    replayIfMoved: replayIfMoved(committed, link),
+    replayIfMoved: moved.replay,
+    skipIfMoved: moved.skip,
+    wouldCommitOffset: observed?.targetOffset,
     version: latestVersion,
   };
   const status = (
@@ -224,6 +241,13 @@ export function derivePartition(
   }
 
   const decision = link.decision;
+  if (observed !== undefined && compareVersions(observed.version, latestVersion) >= 0) {
+    const replay = moved.replay > 0 ? `; a consumer moving now would read ${moved.replay} records again` : '';
+    return status(
+      PartitionSyncState.PARTITION_SYNC_STATE_OBSERVED,
+      `the link observes: would commit ${observed.targetOffset} on the target (${observed.exact ? 'exact' : 'inexact: never past the counterpart'}); nothing committed${replay}`,
+    );
+  }
   if (decision !== undefined && compareVersions(decision.version, latestVersion) >= 0) {
     switch (
       decision.outcome === ApplyOutcome.APPLY_OUTCOME_APPLIED

@@ -102,7 +102,8 @@ describe('loadConfig', () => {
 
   it('finds the file through OFFSETSYNC_CONFIG', () => {
     const config = loadConfig({ env: { OFFSETSYNC_CONFIG: writeConfig(VALID_YAML) } });
-    expect(config.links).toEqual([{ source: 'source', target: 'target-a' }]);
+    // A link commits unless its mode says otherwise.
+    expect(config.links).toEqual([{ source: 'source', target: 'target-a', mode: 'commit' }]);
   });
 
   it('lets the environment beat the file, and overrides beat both', () => {
@@ -362,6 +363,21 @@ committer: { target: dst, batchMaxWaitMs: 20ms }
       ['links.3.topicNames.other', 'unknown setting'],
       ['links.3.topicNames.map', 'only for policy map (policy is mirrormaker2)'],
     ]);
+  });
+
+  it("reads a link's mode, and refuses one it does not know, with its path", () => {
+    const clusters = { src: { bootstrapServers: ['a:1'] }, dst: { bootstrapServers: ['b:1'] } };
+    const observing = loadConfig({
+      env: {},
+      overrides: { clusters, links: [{ source: 'src', target: 'dst', mode: 'observe' }] },
+    });
+    expect(observing.links[0]?.mode).toBe('observe');
+    expect(() =>
+      loadConfig({
+        env: {},
+        overrides: { clusters, links: [{ source: 'src', target: 'dst', mode: 'shadow' }] },
+      }),
+    ).toThrow(/links\.0\.mode/);
   });
 
   it("checks a link's group and topic filters at load, with their paths", () => {

@@ -255,6 +255,9 @@ const topicNamesSchema = z
 /** A link's topic names (config `links[].topicNames`). */
 export type TopicNames = z.infer<typeof topicNamesSchema>;
 
+/** The modes of a link: commit on the target, or only observe (shadow mode). */
+export const LINK_MODES = ['commit', 'observe'] as const;
+
 const linkSchema = z
   .object({
     /** Alias of the cluster offsets are read from. */
@@ -269,8 +272,19 @@ const linkSchema = z
     groups: linkFilterSchema('consumer groups').optional(),
     /** Which topics go along this link, of those the collector passes on. Default: all. */
     topics: linkFilterSchema('topics').optional(),
+    /**
+     * `commit` commits the translated offsets on the target; `observe` (shadow mode) translates and decides
+     * everything as usual, reports what it would commit, and commits nothing. Default: `commit`.
+     */
+    mode: doc(z.enum(LINK_MODES).default('commit'), {
+      description:
+        'commit: commit translated offsets on the target. observe (shadow mode): decide as usual and report what would be committed, commit nothing; switching back to commit applies the current state.',
+    }),
   })
   .strict();
+
+/** What a link does on its target (config `links[].mode`). */
+export type LinkMode = (typeof LINK_MODES)[number];
 
 const subjectToken = z
   .string()

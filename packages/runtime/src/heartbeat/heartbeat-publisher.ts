@@ -16,6 +16,8 @@ export interface HeartbeatIdentity {
   instanceId: string;
   sourceClusters: string[];
   targetCluster: string;
+  /** A committer's sources whose links only observe (config `links[].mode`). */
+  observedSourceClusters: string[];
   softwareVersion: string;
   startedAtMs: number;
   intervalMs: number;

@@ -48,18 +48,28 @@ const ROLES: Record<ServiceRoleName, ServiceRole> = {
 function servedClusters(
   config: OffsetSyncConfig,
   role: ServiceRoleName,
-): { sourceClusters: string[]; targetCluster: string } {
+): { sourceClusters: string[]; targetCluster: string; observedSourceClusters: string[] } {
   switch (role) {
     case 'collector':
-      return { sourceClusters: config.collector ? [config.collector.cluster] : [], targetCluster: '' };
+      return {
+        sourceClusters: config.collector ? [config.collector.cluster] : [],
+        targetCluster: '',
+        observedSourceClusters: [],
+      };
     case 'translator':
     case 'committer': {
       const target = config[role]?.target ?? '';
-      const sources = config.links.filter((link) => link.target === target).map((link) => link.source);
-      return { sourceClusters: [...new Set(sources)], targetCluster: target };
+      const links = config.links.filter((link) => link.target === target);
+      // Only the committer acts on a link's mode: the translator translates either way.
+      const observed = role === 'committer' ? links.filter((link) => link.mode === 'observe') : [];
+      return {
+        sourceClusters: [...new Set(links.map((link) => link.source))],
+        targetCluster: target,
+        observedSourceClusters: observed.map((link) => link.source),
+      };
     }
     case 'health':
-      return { sourceClusters: [], targetCluster: '' };
+      return { sourceClusters: [], targetCluster: '', observedSourceClusters: [] };
   }
 }
 

@@ -1,7 +1,7 @@
 // Everything offsetsync keeps in JetStream for one deployment, created or corrected in one step with admin
 // rights (`offsetsync provision`, a Helm hook Job), so that no long-running service needs those rights:
 // the four streams, the applied-versions KV bucket, and per link the translator's and the committer's
-// durable consumers.
+// durable consumers (the committer's of the link's mode).
 import type { JetStreamClient, JetStreamManager } from 'nats';
 import { Names } from '@offsetsync/contracts';
 import {
@@ -35,10 +35,10 @@ export async function provisionDeployment(
   await provisionKvBucket(js, bucket, replicas);
   const consumers: Record<string, ProvisionAction> = {};
   const ackWaitMs = config.committer?.ackWaitMs ?? COMMITTER_ACK_WAIT_DEFAULT_MS;
-  for (const { source, target } of config.links) {
+  for (const { source, target, mode } of config.links) {
     for (const spec of [
       translatorConsumerSpec(names, source, target),
-      committerConsumerSpec(names, source, target, ackWaitMs),
+      committerConsumerSpec(names, source, target, ackWaitMs, mode),
     ]) {
       consumers[`${spec.stream}/${spec.durable}`] = await provisionDurableConsumer(jsm, spec);
     }

@@ -3,7 +3,8 @@
 // (an application that uses assign() commits without joining the group, so nothing else tells), commit
 // every reserved partition that is still to be committed in one OffsetCommit (generation -1, never
 // joining the group), read the target once more after it, and put back the reservations whose commit
-// failed or was withdrawn, so neither is ever remembered as applied. Sets the fate of every item.
+// failed or was withdrawn, so neither is ever remembered as applied. On a link that observes, the same
+// decisions on the same reads, and nothing reserved or committed. Sets the fate of every item.
 import { ErrorCodes, isOffsetSyncError, OffsetSyncError, parseCommitMetadata } from '@offsetsync/contracts';
 import type { CommitAnswer, CommittedOffset } from '@offsetsync/kafka';
 import type { Logger } from '@offsetsync/runtime';
@@ -142,6 +143,10 @@ export class GroupApply {
       return [];
     }
     const commitOf = await this.targetCommits(group, committed);
+    if (this.options.link.mode === 'observe') {
+      await this.observe(items, commitOf);
+      return [];
+    }
 
     const reservations: Reservation[] = [];
     await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {
@@ -169,6 +174,43 @@ export class GroupApply {
     const toCommit = await this.checkTargetAgain(group, decided, commitOf);
     if (toCommit.length === 0) return [];
     return this.commit(group, toCommit, now);
+  }
+
+  /**
+   * Shadow mode: decides every item as a commit would, on the target's committed offsets and what KV
+   * holds, and reports the offset it would commit (OBSERVED) or why it would not; writes nothing to KV
+   * and commits nothing.
+   */
+  private async observe(
+    items: readonly WorkItem[],
+    commitOf: ReadonlyMap<string, TargetCommit>,
+  ): Promise<void> {
+    await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {
+      const { translation } = item;
+      try {
+        const decision = await this.options.reservations.decide(
+          item,
+          commitOf.get(partitionKey(targetTopicOf(translation), translation.partition)),
+        );
+        const now = this.options.clock();
+        const wouldCommit = decision.kind === 'apply' ? decision.record.targetOffset : undefined;
+        item.fate =
+          wouldCommit === undefined
+            ? decisionFate(decision, now)
+            : reported(
+                'OBSERVED',
+                wouldCommit,
+                `the link observes: would commit ${wouldCommit} on the target; nothing committed`,
+                now,
+              );
+      } catch (error: unknown) {
+        this.options.logger.warn(
+          { err: error, key: item.key },
+          'could not read the version in KV; will retry',
+        );
+        item.fate = { kind: 'retry', error: asRetryable(error) };
+      }
+    });
   }
 
   /**

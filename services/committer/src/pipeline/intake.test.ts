@@ -26,7 +26,7 @@ import {
 } from './intake.js';
 import type { InboundMessage, WorkItem } from './work-item.js';
 
-const link = { source: 'src', target: 'dst' };
+const link = { source: 'src', target: 'dst', mode: 'commit' } as const;
 const names = new Names('t');
 /** The subject a translator of the link publishes the test's default key on. */
 const SUBJECT = names.translated('src', 'dst', { group: 'g', topic: 'orders', partition: 0 });

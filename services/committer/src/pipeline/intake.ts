@@ -113,7 +113,11 @@ export type Refusal = Omit<Extract<ReadTranslation, { kind: 'refused' }>, 'kind'
  * The refusal of a translation that arrived on `subject` (a subject of `link`, which the consumer's filter
  * vouches for) and whose body names another link; undefined when the body names `link`. Pure.
  */
-export function foreignLinkRefusal(t: OffsetTranslated, subject: string, link: Link): Refusal | undefined {
+export function foreignLinkRefusal(
+  t: OffsetTranslated,
+  subject: string,
+  link: Pick<Link, 'source' | 'target'>,
+): Refusal | undefined {
   if (t.sourceCluster === link.source && t.targetCluster === link.target) return undefined;
   const disagreement = {
     subject,
@@ -291,7 +295,7 @@ export class Intake {
       stage: 'commit',
       subject: message.subject,
       subjectTemplate: names.translatedFilter(link.source, link.target),
-      consumer: committerDurable(link.source, link.target),
+      consumer: committerDurable(link.source, link.target, link.mode),
       attributes: {
         'offsetsync.source': link.source,
         'offsetsync.target': link.target,

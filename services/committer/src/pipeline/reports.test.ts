@@ -55,7 +55,7 @@ describe('appliedMessage', () => {
 
     const message = appliedMessage(
       new Names('offsetsync'),
-      { source: event.sourceCluster, target: event.targetCluster },
+      { source: event.sourceCluster, target: event.targetCluster, mode: 'commit' },
       { translation, version: event.version!, report },
       extractTraceContext(hdrs),
     );

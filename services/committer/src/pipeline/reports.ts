@@ -19,7 +19,7 @@ import { doublingBackoffMs, failSpan, type BackoffSettings } from '@offsetsync/r
 import type { OutcomeCounters } from '../outcome-counters.js';
 import type { AppliedOutcomeName, AppliedReport, Link, WorkItem } from './work-item.js';
 
-const SKIP_REASONS: Record<Exclude<AppliedOutcomeName, 'APPLIED'>, SkipReason> = {
+const SKIP_REASONS: Record<Exclude<AppliedOutcomeName, 'APPLIED' | 'OBSERVED'>, SkipReason> = {
   STALE_VERSION: SkipReason.SKIP_REASON_STALE_VERSION,
   ACTIVE_ON_TARGET: SkipReason.SKIP_REASON_ACTIVE_ON_TARGET,
   TARGET_AHEAD: SkipReason.SKIP_REASON_TARGET_AHEAD,
@@ -27,9 +27,17 @@ const SKIP_REASONS: Record<Exclude<AppliedOutcomeName, 'APPLIED'>, SkipReason> =
   OUT_OF_LOG_BOUNDS: SkipReason.SKIP_REASON_OUT_OF_LOG_BOUNDS,
 };
 
+/** The event's outcome and skip reason for a report's outcome. Pure. */
+function outcomeOf(name: AppliedOutcomeName): { outcome: ApplyOutcome; skipReason: SkipReason } {
+  const none = SkipReason.SKIP_REASON_UNSPECIFIED;
+  if (name === 'APPLIED') return { outcome: ApplyOutcome.APPLY_OUTCOME_APPLIED, skipReason: none };
+  if (name === 'OBSERVED') return { outcome: ApplyOutcome.APPLY_OUTCOME_OBSERVED, skipReason: none };
+  return { outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED, skipReason: SKIP_REASONS[name] };
+}
+
 /** The OffsetApplied event reporting what became of `translation`. Pure. */
 function appliedEvent(translation: OffsetTranslated, report: AppliedReport): OffsetApplied {
-  const applied = report.outcome === 'APPLIED';
+  const { outcome, skipReason } = outcomeOf(report.outcome);
   return OffsetApplied.fromPartial({
     sourceCluster: translation.sourceCluster,
     targetCluster: translation.targetCluster,
@@ -37,12 +45,10 @@ function appliedEvent(translation: OffsetTranslated, report: AppliedReport): Off
     topic: translation.topic,
     partition: translation.partition,
     sourceOffset: translation.sourceOffset,
-    targetOffset: applied ? report.targetOffset : -1,
+    targetOffset: outcome === ApplyOutcome.APPLY_OUTCOME_SKIPPED ? -1 : report.targetOffset,
     exact: translation.outcome === TranslationOutcome.TRANSLATION_OUTCOME_EXACT,
-    outcome: applied ? ApplyOutcome.APPLY_OUTCOME_APPLIED : ApplyOutcome.APPLY_OUTCOME_SKIPPED,
-    skipReason: applied
-      ? SkipReason.SKIP_REASON_UNSPECIFIED
-      : SKIP_REASONS[report.outcome as keyof typeof SKIP_REASONS],
+    outcome,
+    skipReason,
     detail: report.detail,
     version: translation.version,
     sourceCommitTimestampMs: translation.sourceCommitTimestampMs,

@@ -35,7 +35,7 @@ describe('Reservations', () => {
   function setUp(store: AppliedVersionsStore) {
     const problems = new ProblemBoard(() => 1);
     const reservations = new Reservations({
-      link: { source: 'src', target: 'dst' },
+      link: { source: 'src', target: 'dst', mode: 'commit' },
       store,
       logger: pino({ level: 'silent' }),
       clock: () => 1000,

@@ -12,6 +12,7 @@ import {
   restoredRecord,
   type ApplyDecision,
   type TargetCommit,
+  type Translation,
 } from '../apply-decision.js';
 import { VersionCache } from '../version-cache.js';
 import { PipelineAreas, type Link, type ProblemReporter, type WorkItem } from './work-item.js';
@@ -47,6 +48,15 @@ export function recordToWrite(decision: ApplyDecision): AppliedRecord | undefine
   }
 }
 
+/** What the decision needs of a work item's translation. Pure. */
+function translationOf(item: WorkItem): Translation {
+  return {
+    version: item.version,
+    targetOffset: item.translation.targetOffset,
+    sourceCommitTimestampMs: item.translation.sourceCommitTimestampMs,
+  };
+}
+
 /** What the reservations need. */
 export interface ReservationsOptions {
   link: Link;
@@ -72,11 +82,7 @@ export class Reservations {
    * retryable NATS_REJECTED when the key kept changing, or with the store's error.
    */
   async reserve(item: WorkItem, targetCommit: TargetCommit | undefined): Promise<Reservation> {
-    const translation = {
-      version: item.version,
-      targetOffset: item.translation.targetOffset,
-      sourceCommitTimestampMs: item.translation.sourceCommitTimestampMs,
-    };
+    const translation = translationOf(item);
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
       // The first attempt decides on a guess: what this instance last saw of the key, or, for a key it
       // has not seen, an empty key (after a start most keys are new: the bootstrap). The compare-and-set
@@ -110,6 +116,22 @@ export class Reservations {
       `applied-versions key ${item.key} kept changing (${MAX_CAS_ATTEMPTS} attempts)`,
       { code: ErrorCodes.NATS_REJECTED, retryable: true, details: { key: item.key } },
     );
+  }
+
+  /**
+   * What {@link reserve} would decide on what KV holds now, written nowhere: the decision of a link that
+   * observes, which must leave the applied versions to the committer that commits. Rejects with the
+   * store's error.
+   */
+  async decide(item: WorkItem, targetCommit: TargetCommit | undefined): Promise<ApplyDecision> {
+    const entry = await this.read(item.key);
+    return decideApply({
+      source: this.options.link.source,
+      translation: translationOf(item),
+      stored: entry.record,
+      targetCommit,
+      nowMs: this.options.clock(),
+    });
   }
 
   /**

@@ -11,6 +11,7 @@ import type {
   PartitionBounds,
   TopicPartition,
 } from '@offsetsync/kafka';
+import type { CommitterMode } from '@offsetsync/jetstream';
 import type { ProblemBoard } from '@offsetsync/runtime';
 import type { CommitterOutcome } from '../outcome-counters.js';
 
@@ -45,10 +46,12 @@ export function targetTopicOf(translation: Pick<OffsetTranslated, 'topic' | 'tar
   return translation.targetTopic === '' ? translation.topic : translation.targetTopic;
 }
 
-/** The link a pipeline serves: aliases of its source and target clusters. */
+/** The link a pipeline serves: aliases of its source and target clusters, and whether it commits. */
 export interface Link {
   source: string;
   target: string;
+  /** `observe` (shadow mode): decide everything, commit nothing, report what would be committed. */
+  mode: CommitterMode;
 }
 
 /** Where the steps file what fails, and clear it when it works again (a ProblemBoard). */
@@ -70,12 +73,19 @@ export const PipelineAreas = {
 
 /** What happened to one translation: applied, or the reason it was skipped. */
 export type AppliedOutcomeName =
-  'APPLIED' | 'STALE_VERSION' | 'ACTIVE_ON_TARGET' | 'TARGET_AHEAD' | 'COMMIT_FAILED' | 'OUT_OF_LOG_BOUNDS';
+  | 'APPLIED'
+  /** A link that observes: the offset would have been committed; nothing was. */
+  | 'OBSERVED'
+  | 'STALE_VERSION'
+  | 'ACTIVE_ON_TARGET'
+  | 'TARGET_AHEAD'
+  | 'COMMIT_FAILED'
+  | 'OUT_OF_LOG_BOUNDS';
 
 /** What an OffsetApplied event reports about one translation. */
 export interface AppliedReport {
   outcome: AppliedOutcomeName;
-  /** The offset committed on the target; -1 when nothing was committed. */
+  /** The offset committed on the target (OBSERVED: that would have been); -1 when nothing was committed. */
   targetOffset: number;
   detail: string;
   /** When the Kafka commit returned, or when the skip was decided (epoch ms). */
@@ -102,6 +112,7 @@ export interface WorkItem {
 
 const COUNTED: Record<AppliedOutcomeName, CommitterOutcome> = {
   APPLIED: 'applied',
+  OBSERVED: 'observed',
   STALE_VERSION: 'skipped_stale_version',
   ACTIVE_ON_TARGET: 'skipped_active_on_target',
   TARGET_AHEAD: 'skipped_target_ahead',

@@ -418,6 +418,11 @@ export enum ApplyOutcome {
   APPLY_OUTCOME_APPLIED = 1,
   /** APPLY_OUTCOME_SKIPPED - The offset was deliberately not committed; skip_reason says why. */
   APPLY_OUTCOME_SKIPPED = 2,
+  /**
+   * APPLY_OUTCOME_OBSERVED - The link observes (links[].mode observe): every check passed and target_offset is the offset the
+   * committer would have committed, but nothing was committed on the target.
+   */
+  APPLY_OUTCOME_OBSERVED = 3,
   UNRECOGNIZED = -1,
 }
 
@@ -432,6 +437,9 @@ export function applyOutcomeFromJSON(object: any): ApplyOutcome {
     case 2:
     case "APPLY_OUTCOME_SKIPPED":
       return ApplyOutcome.APPLY_OUTCOME_SKIPPED;
+    case 3:
+    case "APPLY_OUTCOME_OBSERVED":
+      return ApplyOutcome.APPLY_OUTCOME_OBSERVED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -447,6 +455,8 @@ export function applyOutcomeToJSON(object: ApplyOutcome): string {
       return "APPLY_OUTCOME_APPLIED";
     case ApplyOutcome.APPLY_OUTCOME_SKIPPED:
       return "APPLY_OUTCOME_SKIPPED";
+    case ApplyOutcome.APPLY_OUTCOME_OBSERVED:
+      return "APPLY_OUTCOME_OBSERVED";
     case ApplyOutcome.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -777,7 +787,10 @@ export interface OffsetApplied {
   partition: number;
   /** The committed offset on the source cluster. */
   sourceOffset: number;
-  /** The offset committed on the target, or -1 when nothing was committed. */
+  /**
+   * The offset committed on the target, or -1 when nothing was committed; for OBSERVED, the offset that
+   * would have been committed.
+   */
   targetOffset: number;
   /** True when target_offset came from an EXACT translation. */
   exact: boolean;
@@ -876,6 +889,11 @@ export interface Heartbeat {
     | undefined;
   /** Problems the instance has right now; empty when all is well. */
   problems: Problem[];
+  /**
+   * For a committer: the sources of the links it only observes (links[].mode observe), committing nothing
+   * on the target for them; a subset of source_clusters. Empty for every other role.
+   */
+  observedSourceClusters: string[];
 }
 
 function createBaseAnchor(): Anchor {
@@ -2858,6 +2876,7 @@ function createBaseHeartbeat(): Heartbeat {
     intervalMs: 0,
     progress: undefined,
     problems: [],
+    observedSourceClusters: [],
   };
 }
 
@@ -2892,6 +2911,9 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     }
     for (const v of message.problems) {
       Problem.encode(v!, writer.uint32(82).fork()).join();
+    }
+    for (const v of message.observedSourceClusters) {
+      writer.uint32(90).string(v!);
     }
     return writer;
   },
@@ -2989,6 +3011,14 @@ export const Heartbeat: MessageFns<Heartbeat> = {
             message.problems.push(Problem.decode(reader, reader.uint32()));
             continue;
           }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.observedSourceClusters.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3043,6 +3073,11 @@ export const Heartbeat: MessageFns<Heartbeat> = {
       problems: globalThis.Array.isArray(object?.problems)
         ? object.problems.map((e: any) => Problem.fromJSON(e))
         : [],
+      observedSourceClusters: globalThis.Array.isArray(object?.observedSourceClusters)
+        ? object.observedSourceClusters.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.observed_source_clusters)
+        ? object.observed_source_clusters.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -3078,6 +3113,9 @@ export const Heartbeat: MessageFns<Heartbeat> = {
     if (message.problems?.length) {
       obj.problems = message.problems.map((e) => Problem.toJSON(e));
     }
+    if (message.observedSourceClusters?.length) {
+      obj.observedSourceClusters = message.observedSourceClusters;
+    }
     return obj;
   },
 
@@ -3098,6 +3136,7 @@ export const Heartbeat: MessageFns<Heartbeat> = {
       ? Progress.fromPartial(object.progress)
       : undefined;
     message.problems = object.problems?.map((e) => Problem.fromPartial(e)) || [];
+    message.observedSourceClusters = object.observedSourceClusters?.map((e) => e) || [];
     return message;
   },
 };

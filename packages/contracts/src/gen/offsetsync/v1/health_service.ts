@@ -134,6 +134,11 @@ export enum PartitionSyncState {
    * names the filter. Nothing is translated or committed for it on this link.
    */
   PARTITION_SYNC_STATE_EXCLUDED = 7,
+  /**
+   * PARTITION_SYNC_STATE_OBSERVED - The link observes (links[].mode observe): the committer decided the latest source commit and would
+   * commit would_commit_offset, but commits nothing on this target.
+   */
+  PARTITION_SYNC_STATE_OBSERVED = 8,
   UNRECOGNIZED = -1,
 }
 
@@ -163,6 +168,9 @@ export function partitionSyncStateFromJSON(object: any): PartitionSyncState {
     case 7:
     case "PARTITION_SYNC_STATE_EXCLUDED":
       return PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED;
+    case 8:
+    case "PARTITION_SYNC_STATE_OBSERVED":
+      return PartitionSyncState.PARTITION_SYNC_STATE_OBSERVED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -188,6 +196,8 @@ export function partitionSyncStateToJSON(object: PartitionSyncState): string {
       return "PARTITION_SYNC_STATE_DELETED";
     case PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED:
       return "PARTITION_SYNC_STATE_EXCLUDED";
+    case PartitionSyncState.PARTITION_SYNC_STATE_OBSERVED:
+      return "PARTITION_SYNC_STATE_OBSERVED";
     case PartitionSyncState.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -233,6 +243,11 @@ export interface LinkStatus {
   lastAppliedMs: number;
   /** When state last changed, in epoch milliseconds. */
   changedAtMs: number;
+  /**
+   * True when a committer serving the link only observes it (links[].mode observe): offsetsync decides
+   * what it would commit and commits nothing on the target.
+   */
+  observing: boolean;
 }
 
 /** Status of one partition of one group on a link. */
@@ -245,7 +260,7 @@ export interface PartitionStatus {
   sourceOffset: number;
   /** Offset last committed on the target by offsetsync, or -1 when none. */
   targetOffset: number;
-  /** True when target_offset came from an exact translation. */
+  /** True when target_offset (on a link that observes: would_commit_offset) came from an exact translation. */
   exact: boolean;
   /**
    * How far the target position trails the source in time, in milliseconds: the commit time of the latest
@@ -255,7 +270,8 @@ export interface PartitionStatus {
   lagMs: number;
   /**
    * Records a consumer would read a second time if it moved to the target now (target log records between
-   * target_offset and the counterpart of source_offset); -1 when unknown.
+   * target_offset, or would_commit_offset on a link that observes, and the counterpart of source_offset);
+   * -1 when unknown.
    */
   replayIfMoved: number;
   /** Synchronisation state. */
@@ -268,6 +284,19 @@ export interface PartitionStatus {
     | undefined;
   /** The topic's name on the target cluster; the same as topic unless the link renames it. */
   targetTopic: string;
+  /**
+   * On a link that observes: the offset the committer decided it would commit for the newest source
+   * commit it handled. Unset when it decided none, and on a link that commits.
+   */
+  wouldCommitOffset?:
+    | number
+    | undefined;
+  /**
+   * Records a consumer would pass over without reading if it moved to the target now (target log records
+   * between the counterpart of source_offset and the position offsetsync committed, or would commit on a
+   * link that observes); 0 by design, -1 when unknown. Unset from a health service older than the field.
+   */
+  skipIfMoved?: number | undefined;
 }
 
 /** Status of one consumer group on one link. */
@@ -503,6 +532,7 @@ function createBaseLinkStatus(): LinkStatus {
     lastSourceCommitMs: 0,
     lastAppliedMs: 0,
     changedAtMs: 0,
+    observing: false,
   };
 }
 
@@ -537,6 +567,9 @@ export const LinkStatus: MessageFns<LinkStatus> = {
     }
     if (message.changedAtMs !== 0) {
       writer.uint32(80).int64(message.changedAtMs);
+    }
+    if (message.observing !== false) {
+      writer.uint32(88).bool(message.observing);
     }
     return writer;
   },
@@ -634,6 +667,14 @@ export const LinkStatus: MessageFns<LinkStatus> = {
             message.changedAtMs = longToNumber(reader.int64());
             continue;
           }
+          case 11: {
+            if (tag !== 88) {
+              break;
+            }
+
+            message.observing = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -684,6 +725,7 @@ export const LinkStatus: MessageFns<LinkStatus> = {
         : isSet(object.changed_at_ms)
         ? globalThis.Number(object.changed_at_ms)
         : 0,
+      observing: isSet(object.observing) ? globalThis.Boolean(object.observing) : false,
     };
   },
 
@@ -719,6 +761,9 @@ export const LinkStatus: MessageFns<LinkStatus> = {
     if (message.changedAtMs !== 0) {
       obj.changedAtMs = Math.round(message.changedAtMs);
     }
+    if (message.observing !== false) {
+      obj.observing = message.observing;
+    }
     return obj;
   },
 
@@ -737,6 +782,7 @@ export const LinkStatus: MessageFns<LinkStatus> = {
     message.lastSourceCommitMs = object.lastSourceCommitMs ?? 0;
     message.lastAppliedMs = object.lastAppliedMs ?? 0;
     message.changedAtMs = object.changedAtMs ?? 0;
+    message.observing = object.observing ?? false;
     return message;
   },
 };
@@ -754,6 +800,8 @@ function createBasePartitionStatus(): PartitionStatus {
     reason: "",
     version: undefined,
     targetTopic: "",
+    wouldCommitOffset: undefined,
+    skipIfMoved: undefined,
   };
 }
 
@@ -791,6 +839,12 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
     }
     if (message.targetTopic !== "") {
       writer.uint32(90).string(message.targetTopic);
+    }
+    if (message.wouldCommitOffset !== undefined) {
+      writer.uint32(96).int64(message.wouldCommitOffset);
+    }
+    if (message.skipIfMoved !== undefined) {
+      writer.uint32(104).int64(message.skipIfMoved);
     }
     return writer;
   },
@@ -896,6 +950,22 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
             message.targetTopic = reader.string();
             continue;
           }
+          case 12: {
+            if (tag !== 96) {
+              break;
+            }
+
+            message.wouldCommitOffset = longToNumber(reader.int64());
+            continue;
+          }
+          case 13: {
+            if (tag !== 104) {
+              break;
+            }
+
+            message.skipIfMoved = longToNumber(reader.int64());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -941,6 +1011,16 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
         : isSet(object.target_topic)
         ? globalThis.String(object.target_topic)
         : "",
+      wouldCommitOffset: isSet(object.wouldCommitOffset)
+        ? globalThis.Number(object.wouldCommitOffset)
+        : isSet(object.would_commit_offset)
+        ? globalThis.Number(object.would_commit_offset)
+        : undefined,
+      skipIfMoved: isSet(object.skipIfMoved)
+        ? globalThis.Number(object.skipIfMoved)
+        : isSet(object.skip_if_moved)
+        ? globalThis.Number(object.skip_if_moved)
+        : undefined,
     };
   },
 
@@ -979,6 +1059,12 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
     if (message.targetTopic !== "") {
       obj.targetTopic = message.targetTopic;
     }
+    if (message.wouldCommitOffset !== undefined) {
+      obj.wouldCommitOffset = Math.round(message.wouldCommitOffset);
+    }
+    if (message.skipIfMoved !== undefined) {
+      obj.skipIfMoved = Math.round(message.skipIfMoved);
+    }
     return obj;
   },
 
@@ -1000,6 +1086,8 @@ export const PartitionStatus: MessageFns<PartitionStatus> = {
       ? Version.fromPartial(object.version)
       : undefined;
     message.targetTopic = object.targetTopic ?? "";
+    message.wouldCommitOffset = object.wouldCommitOffset ?? undefined;
+    message.skipIfMoved = object.skipIfMoved ?? undefined;
     return message;
   },
 };

@@ -4,7 +4,12 @@ import { ListGroupsRequest, PartitionSyncState } from '@offsetsync/contracts';
 import { listGroups } from './health-api.js';
 import { HealthState } from './health-state.js';
 
-const T = { stalledAfterMs: 30_000, laggingAboveMs: 5_000, missingAfterHeartbeats: 3 };
+const T = {
+  stalledAfterMs: 30_000,
+  laggingAboveMs: 5_000,
+  missingAfterHeartbeats: 3,
+  forgetLinkAfterMs: 600_000,
+};
 
 function stateWith(groups: string[]): HealthState {
   const state = new HealthState([{ source: 'a', target: 'b' }], T);

@@ -23,7 +23,12 @@ import { HealthState } from './health-state.js';
 
 async function serve(reflection = true): Promise<{ address: string; board: HealthStatusBoard }> {
   const board = new HealthStatusBoard();
-  const state = new HealthState([], { stalledAfterMs: 1, laggingAboveMs: 1, missingAfterHeartbeats: 1 });
+  const state = new HealthState([], {
+    stalledAfterMs: 1,
+    laggingAboveMs: 1,
+    missingAfterHeartbeats: 1,
+    forgetLinkAfterMs: 1,
+  });
   const server: Server = createHealthGrpcServer(
     board,
     { state, links: (): LinkStatus[] => [], onLinkChange: () => () => undefined },

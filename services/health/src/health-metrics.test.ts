@@ -8,7 +8,12 @@ import {
 } from './health-metrics.js';
 import type { InstanceSighting } from './link-correlation.js';
 
-const T = { stalledAfterMs: 30_000, laggingAboveMs: 5_000, missingAfterHeartbeats: 3 };
+const T = {
+  stalledAfterMs: 30_000,
+  laggingAboveMs: 5_000,
+  missingAfterHeartbeats: 3,
+  forgetLinkAfterMs: 600_000,
+};
 const NOW = 100_000_000;
 
 function instance(

@@ -87,6 +87,8 @@ interface LinkGroup {
 interface LinkRecord extends LinkRef {
   /** Which groups and topics go along the link (its config); a link learnt from events takes all. */
   filter: LinkFilter;
+  /** In health's config: reported whatever runs. A learnt link is reported while its instances run. */
+  configured: boolean;
   groups: Map<string, LinkGroup>;
   /** Partitions whose latest source commit waits on this link: key -> observedAtMs. */
   waiting: Map<string, number>;
@@ -104,6 +106,9 @@ const splitTpKey = (key: string) => {
   return { topic: key.slice(0, cut), partition: Number(key.slice(cut + 1)) };
 };
 const linkKey = (l: LinkRef) => `${l.source}\u0000${l.target}`;
+
+/** A configured link: its ends and its filters. */
+export type ConfiguredLink = LinkRef & Parameters<typeof linkFilter>[0];
 
 /** Filters of a group listing; empty strings and 0 mean "any". */
 export interface GroupFilters {
@@ -123,11 +128,36 @@ export class HealthState {
   private readonly lastSourceCommitMs = new Map<string, number>();
   private readonly links = new Map<string, LinkRecord>();
 
+  private readonly forgetLinkAfterMs: number;
+
+  /**
+   * `thresholds.forgetLinkAfterMs`: how long a link not in the config (learnt from heartbeats and
+   * events) is still reported after the last heartbeat of a translator or committer serving it.
+   */
   constructor(
-    configuredLinks: ReadonlyArray<LinkRef & Parameters<typeof linkFilter>[0]>,
-    private readonly thresholds: LinkThresholds,
+    configuredLinks: readonly ConfiguredLink[],
+    private readonly thresholds: LinkThresholds & { forgetLinkAfterMs: number },
+    private readonly clock: () => number = Date.now,
   ) {
-    for (const link of configuredLinks) this.link(link, linkFilter(link));
+    this.forgetLinkAfterMs = thresholds.forgetLinkAfterMs;
+    this.configure(configuredLinks);
+  }
+
+  /**
+   * Takes the links of a (re)loaded config: these are reported whatever runs, with their filters; a link
+   * no longer among them is from now on reported only while its instances run (see {@link knownLinks}).
+   * What health knows of the link's groups stays, should it come back.
+   */
+  configure(links: readonly ConfiguredLink[]): void {
+    const wanted = new Map(links.map((link) => [linkKey(link), link]));
+    for (const [key, record] of this.links) {
+      const link = wanted.get(key);
+      record.configured = link !== undefined;
+      record.filter = link === undefined ? EVERYTHING : linkFilter(link);
+      // What waits on the link depends on its filter.
+      this.refreshLink(record);
+    }
+    for (const link of links) this.link(link, link);
   }
 
   /** Folds one event in: the step of its kind. */
@@ -211,9 +241,14 @@ export class HealthState {
     this.refresh(link, event.group, key);
   }
 
-  /** Every known link (configured, or named by a heartbeat or an event), by source then target. */
-  knownLinks(): LinkRef[] {
+  /**
+   * Every link reported at `nowMs`, by source then target: each configured link, and each other link
+   * (named by a heartbeat or an event) while a translator or committer serving it was heard within
+   * `forgetLinkAfterMs`. A link removed from the config thus disappears once its instances are gone.
+   */
+  knownLinks(nowMs: number = this.clock()): LinkRef[] {
     return [...this.links.values()]
+      .filter((link) => link.configured || this.servedSince(link, nowMs - this.forgetLinkAfterMs))
       .map(({ source, target }) => ({ source, target }))
       .sort((a, b) => comparePositions({ ...a, group: '' }, { ...b, group: '' }));
   }
@@ -221,7 +256,7 @@ export class HealthState {
   /** The verdict and status of every known link at `nowMs`. */
   linkStatuses(nowMs: number): { link: LinkRef; verdict: LinkVerdict; status: LinkStatus }[] {
     const instances = [...this.instances.values()];
-    return this.knownLinks().map((ref) => {
+    return this.knownLinks(nowMs).map((ref) => {
       const link = this.link(ref);
       let oldest: number | undefined;
       for (const since of link.waiting.values())
@@ -339,25 +374,47 @@ export class HealthState {
     return result;
   }
 
-  private link(ref: LinkRef, filter: LinkFilter = EVERYTHING): LinkRecord {
+  /** Whether a translator or committer serving `link` sent a heartbeat at or after `sinceMs`. */
+  private servedSince(link: LinkRef, sinceMs: number): boolean {
+    for (const i of this.instances.values()) {
+      if (i.role !== ServiceRole.SERVICE_ROLE_TRANSLATOR && i.role !== ServiceRole.SERVICE_ROLE_COMMITTER)
+        continue;
+      if (
+        i.targetCluster === link.target &&
+        i.sourceClusters.includes(link.source) &&
+        i.lastHeartbeatMs >= sinceMs
+      )
+        return true;
+    }
+    return false;
+  }
+
+  /** The link's record, made when missing: configured with `config`'s filters, or learnt (everything goes). */
+  private link(ref: LinkRef, config?: ConfiguredLink): LinkRecord {
     const key = linkKey(ref);
     let link = this.links.get(key);
     if (link === undefined) {
       link = {
         source: ref.source,
         target: ref.target,
-        filter,
+        filter: config === undefined ? EVERYTHING : linkFilter(config),
+        configured: config !== undefined,
         groups: new Map(),
         waiting: new Map(),
         pendingTranslations: new Map(),
       };
       this.links.set(key, link);
       // A link learnt late still sees every commit already read from its source.
-      for (const [group, sourceGroup] of this.sources.get(ref.source) ?? []) {
-        for (const tp of sourceGroup.partitions.keys()) this.refresh(link, group, tp);
-      }
+      this.refreshLink(link);
     }
     return link;
+  }
+
+  /** Derives again every partition of the link's source. */
+  private refreshLink(link: LinkRecord): void {
+    for (const [group, sourceGroup] of this.sources.get(link.source) ?? []) {
+      for (const tp of sourceGroup.partitions.keys()) this.refresh(link, group, tp);
+    }
   }
 
   private sourceGroup(source: string, group: string, atMs: number): SourceGroup {

@@ -47,6 +47,11 @@ export class HealthWorker implements ServiceWorker {
   private readonly problems = new ProblemBoard();
   private server: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private reloadTimer: NodeJS.Timeout | undefined;
+  /** The links of the config last loaded, as JSON: a reload that finds the same changes nothing. */
+  private configuredLinks: string;
+  /** The message of the last failed reload, logged once until it changes. */
+  private reloadFailure: string | undefined;
   private eventsSeen = 0;
   private lastEventAtMs = 0;
   private boundPort: number | undefined;
@@ -56,7 +61,8 @@ export class HealthWorker implements ServiceWorker {
     private readonly clock: () => number = Date.now,
   ) {
     this.settings = context.config.health ?? OffsetSyncConfigSchema.parse({ health: {} }).health!;
-    this.state = new HealthState(context.config.links, this.settings);
+    this.state = new HealthState(context.config.links, this.settings, clock);
+    this.configuredLinks = JSON.stringify(context.config.links);
     this.links = new LinkView(this.board, context.logger);
     this.feed = new EventFeed({
       js: context.nats.jetstream(),
@@ -119,17 +125,54 @@ export class HealthWorker implements ServiceWorker {
       evaluationTickMs(this.context.config.heartbeat.intervalMs),
     );
     this.timer.unref();
+    const reload = this.context.reloadConfig;
+    if (reload !== undefined && this.settings.configReloadIntervalMs > 0) {
+      this.reloadTimer = setInterval(() => this.reloadLinks(reload), this.settings.configReloadIntervalMs);
+      this.reloadTimer.unref();
+    }
     this.board.set(HEALTH_API_SERVICE_NAME, ServingStatus.SERVING);
     this.evaluate();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.reloadTimer);
     this.timer = undefined;
     this.board.notServingAll();
     for (const end of [...this.openStreams]) end();
     if (this.server !== undefined) await shutdownServer(this.server);
     await this.feed.stop();
+  }
+
+  /**
+   * Reads the config again and takes its links when they changed: a link removed there is from then on
+   * reported only while its instances run. A config that no longer loads changes nothing; it is logged
+   * once and reported in heartbeats until a reload works.
+   */
+  reloadLinks(reload: () => { links: Parameters<HealthState['configure']>[0] }): void {
+    const area = 'reload config';
+    let links;
+    try {
+      links = reload().links;
+    } catch (error: unknown) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (message !== this.reloadFailure)
+        this.context.logger.warn({ err: error }, 'could not read the config again; keeping the links it had');
+      this.reloadFailure = message;
+      this.problems.fail(area, error);
+      return;
+    }
+    this.reloadFailure = undefined;
+    this.problems.recover(area);
+    const text = JSON.stringify(links);
+    if (text === this.configuredLinks) return;
+    this.configuredLinks = text;
+    this.state.configure(links);
+    this.context.logger.info(
+      { links: links.map((l) => `${l.source} -> ${l.target}`) },
+      'links taken from the reloaded config',
+    );
+    this.evaluate();
   }
 
   /**

@@ -33,6 +33,27 @@ function view() {
 }
 
 describe('LinkView', () => {
+  it('drops a link the evaluation no longer reports, from the list and from grpc.health.v1', () => {
+    const { links, board, lines } = view();
+    const other = { source: 'a', target: 'c' };
+    links.publish(
+      [
+        { link: LINK, status: status(LinkState.LINK_STATE_HEALTHY) },
+        { link: other, status: { ...status(LinkState.LINK_STATE_DOWN), targetCluster: 'c' } },
+      ],
+      1_000,
+    );
+    expect(board.get('offsetsync.link/a/c')).toBe(ServingStatus.NOT_SERVING);
+    links.publish([{ link: LINK, status: status(LinkState.LINK_STATE_HEALTHY) }], 2_000);
+    expect(links.links().map((l) => l.targetCluster)).toEqual(['b']);
+    expect(board.get('offsetsync.link/a/c')).toBeUndefined();
+    expect(board.get('offsetsync.link/a/b')).toBe(ServingStatus.SERVING);
+    expect(lines.at(-1)).toMatchObject({
+      link: 'offsetsync.link/a/c',
+      msg: expect.stringContaining('no longer reported') as unknown,
+    });
+  });
+
   it('logs a change of link state with the state by name', () => {
     const { links, lines } = view();
     links.publish([{ link: LINK, status: status(LinkState.LINK_STATE_SOURCE_ONLY) }], 1_000);

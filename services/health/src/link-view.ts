@@ -61,9 +61,21 @@ export class LinkView {
 
   /**
    * Publishes one evaluation of every link at `nowMs`: sets each link's grpc.health.v1 name, logs each change
-   * of state and tells watchers of every change. Returns whether every link serves.
+   * of state and tells watchers of every change. A link published before and missing from `evaluated` is
+   * no longer reported (removed from the config, its instances gone): it leaves the list and its
+   * grpc.health.v1 name is removed. Returns whether every link serves.
    */
   publish(evaluated: ReadonlyArray<{ link: LinkRef; status: LinkStatus }>, nowMs: number): boolean {
+    const reported = new Set(evaluated.map(({ link }) => linkServiceName(link.source, link.target)));
+    for (const key of [...this.current.keys()]) {
+      if (reported.has(key)) continue;
+      this.current.delete(key);
+      this.board.remove(key);
+      this.logger.info(
+        { link: key },
+        'link no longer reported: not in the config and none of its instances runs',
+      );
+    }
     let allServing = true;
     for (const { link, status } of evaluated) {
       const key = linkServiceName(link.source, link.target);

@@ -612,6 +612,22 @@ const healthSchema = z
     missingAfterHeartbeats: doc(positiveInt.default(3), {
       description: 'Heartbeat intervals without a heartbeat after which an instance counts as gone.',
     }),
+    /**
+     * How long a link that is not in the config (learnt from heartbeats and events) is still reported
+     * after the last heartbeat of a translator or committer serving it. Default: `10m`.
+     */
+    forgetLinkAfterMs: doc(durationMs({ min: 1 }).default(600_000), {
+      description:
+        'How long a link that is not in the config is still reported (DOWN) after its last translator or committer went quiet; then it disappears.',
+    }),
+    /**
+     * How often the health service reads its config file and environment again for the links; 0 never.
+     * Default: `10s`.
+     */
+    configReloadIntervalMs: doc(durationMs().default(10_000), {
+      description:
+        'How often health reads its config again for the links (a link removed there stops being pinned; other settings need a restart); 0 never.',
+    }),
   })
   .strict();
 

@@ -27,6 +27,11 @@ export interface ServiceContext {
   telemetry: Telemetry;
   nats: NatsConnection;
   names: Names;
+  /**
+   * Loads the config again from the file and environment the process started with; throws ConfigError.
+   * For the settings a service follows while it runs (health: the links). Default: none (tests).
+   */
+  reloadConfig?: () => OffsetSyncConfig;
 }
 
 /** The part of a service that does its job. `stop` must cope with a `start` that failed half-way. */
@@ -118,8 +123,10 @@ export async function runServiceMain(
 ): Promise<void> {
   const env = options.env ?? process.env;
   let config: OffsetSyncConfig;
+  let file: string | undefined;
   try {
-    config = loadConfig({ file: configFileFromArgs(options.argv ?? process.argv.slice(2)), env });
+    file = configFileFromArgs(options.argv ?? process.argv.slice(2));
+    config = loadConfig({ file, env });
     const missing = roleSectionProblems(config, options.role);
     if (missing) throw missing;
   } catch (error: unknown) {
@@ -188,7 +195,16 @@ export async function runServiceMain(
           );
         }
       }
-      worker = options.createWorker?.({ role: options.role, config, logger, telemetry, nats, names });
+      const reloadConfig = () => loadConfig({ file, env });
+      worker = options.createWorker?.({
+        role: options.role,
+        config,
+        logger,
+        telemetry,
+        nats,
+        names,
+        reloadConfig,
+      });
       await worker?.start();
       heartbeats = new HeartbeatPublisher(
         nats.jetstream(),

@@ -4,7 +4,15 @@ import { metrics, trace } from '@opentelemetry/api';
 import type { NatsConnection } from 'nats';
 import pino from 'pino';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { encodeEvent, ErrorCodes, Heartbeat, LinkState, Names, ServiceRole } from '@offsetsync/contracts';
+import {
+  ConfigError,
+  encodeEvent,
+  ErrorCodes,
+  Heartbeat,
+  LinkState,
+  Names,
+  ServiceRole,
+} from '@offsetsync/contracts';
 import { loadConfig, type ServiceContext, type Telemetry } from '@offsetsync/runtime';
 import { HealthWorker } from './health-worker.js';
 
@@ -107,5 +115,28 @@ describe('health worker', () => {
     // A new consumer reads the stream again: the problem is gone, the heartbeat already read not read twice.
     await vi.waitFor(() => expect(worker.heartbeat.problems()).toEqual([]));
     expect(worker.heartbeat.progress().eventsByOutcome).toEqual({ read: 1 });
+  });
+
+  it('takes the links of a reloaded config, and keeps the ones it had while the config does not load', async () => {
+    const now = Date.now();
+    const worker = new HealthWorker(context(fakeStreams({})), () => now);
+    onTestFinished(() => worker.stop());
+    await worker.start();
+    expect(worker.links.links().map((l) => l.targetCluster)).toEqual(['b']);
+
+    worker.reloadLinks(() => {
+      throw new ConfigError([{ path: 'links.0.target', message: 'unknown cluster' }]);
+    });
+    expect(worker.heartbeat.problems()).toEqual([
+      expect.objectContaining({
+        code: ErrorCodes.CONFIG_INVALID,
+        detail: expect.stringContaining('unknown cluster') as unknown,
+      }),
+    ]);
+    expect(worker.links.links().map((l) => l.targetCluster)).toEqual(['b']);
+
+    worker.reloadLinks(() => ({ links: [{ source: 'a', target: 'c', mode: 'commit' }] }));
+    expect(worker.heartbeat.problems()).toEqual([]);
+    expect(worker.links.links().map((l) => l.targetCluster)).toEqual(['c']);
   });
 });

@@ -23,6 +23,7 @@ import {
   type CommitAnswer,
   type CommitEntry,
   type CommittedOffset,
+  type GroupDescription,
   type PartitionBounds,
   type TopicPartition,
 } from '@offsetsync/kafka';
@@ -128,6 +129,14 @@ class FakeCluster implements TargetCluster {
         this.setCommitted(groupId, entry.topic, entry.partition, entry.offset, entry.metadata);
         return { topic: entry.topic, partition: entry.partition };
       });
+    });
+  }
+
+  describeGroup(groupId: string): Promise<GroupDescription> {
+    return this.defer(() => {
+      if (this.failCalls) throw this.failCalls;
+      const active = this.activeGroups.has(groupId);
+      return { state: active ? 'Stable' : 'Empty', protocolType: 'consumer', memberCount: active ? 2 : 0 };
     });
   }
 
@@ -644,6 +653,15 @@ describe('CommitPipeline', () => {
     expect(store.calls.write + store.calls.remove).toBe(0);
     cluster.committed.clear();
 
+    // Live members on the target: a commit would be refused, and the observer says so.
+    cluster.activeGroups.add('busy');
+    await observer.pipeline.handleBatch([translated({ group: 'busy', version: v(3, 40), targetOffset: 7 })]);
+    expect(observer.published[2]?.event).toMatchObject({
+      outcome: ApplyOutcome.APPLY_OUTCOME_SKIPPED,
+      skipReason: SkipReason.SKIP_REASON_ACTIVE_ON_TARGET,
+      detail: 'the group has 2 live member(s) on the target; a commit would be refused',
+    });
+
     // Switched to commit: the same translation is committed, not judged already applied or stale.
     const committer = setup({ store, cluster });
     await committer.pipeline.handleBatch([translated({ version: v(3, 30), targetOffset: 120 })]);
@@ -758,6 +776,7 @@ describe('CommitPipeline', () => {
     const target: TargetCluster = {
       fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
       partitionBounds: (partitions) => cluster.partitionBounds(partitions),
+      describeGroup: (group) => cluster.describeGroup(group),
       commitOffsets: async (group, entries) => {
         const answers = await cluster.commitOffsets(group, entries);
         cluster.setCommitted(group, 'orders', 0, 88, null);
@@ -789,6 +808,7 @@ describe('CommitPipeline', () => {
     const slowCluster: TargetCluster = {
       fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
       partitionBounds: (partitions) => cluster.partitionBounds(partitions),
+      describeGroup: (group) => cluster.describeGroup(group),
       commitOffsets: async (group, entries) => {
         if (releaseA !== undefined) return cluster.commitOffsets(group, entries);
         await new Promise<void>((resolve) => {
@@ -980,6 +1000,7 @@ describe('CommitPipeline', () => {
     const slowCluster: TargetCluster = {
       fetchCommittedOffsets: (group, topics) => cluster.fetchCommittedOffsets(group, topics),
       partitionBounds: (partitions) => cluster.partitionBounds(partitions),
+      describeGroup: (group) => cluster.describeGroup(group),
       commitOffsets: async (group, entries) => {
         if (releaseA === undefined) {
           await new Promise<void>((resolve) => {

@@ -144,7 +144,7 @@ export class GroupApply {
     }
     const commitOf = await this.targetCommits(group, committed);
     if (this.options.link.mode === 'observe') {
-      await this.observe(items, commitOf);
+      await this.observe(group, items, commitOf);
       return [];
     }
 
@@ -179,12 +179,32 @@ export class GroupApply {
   /**
    * Shadow mode: decides every item as a commit would, on the target's committed offsets and what KV
    * holds, and reports the offset it would commit (OBSERVED) or why it would not; writes nothing to KV
-   * and commits nothing.
+   * and commits nothing. A group with live members on the target (where the broker would refuse the
+   * commit) is asked for, since no refused commit tells.
    */
   private async observe(
+    group: string,
     items: readonly WorkItem[],
     commitOf: ReadonlyMap<string, TargetCommit>,
   ): Promise<void> {
+    let members: number;
+    try {
+      members = (await this.options.target.describeGroup(group)).memberCount;
+    } catch (error: unknown) {
+      this.groupFailed(group, items, error);
+      return;
+    }
+    if (members > 0) {
+      const now = this.options.clock();
+      for (const item of items)
+        item.fate = reported(
+          'ACTIVE_ON_TARGET',
+          -1,
+          `the group has ${members} live member(s) on the target; a commit would be refused`,
+          now,
+        );
+      return;
+    }
     await mapWithConcurrency(items, KEY_CONCURRENCY, async (item) => {
       const { translation } = item;
       try {

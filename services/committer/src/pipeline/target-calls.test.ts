@@ -50,6 +50,7 @@ describe('TargetCalls', () => {
     const cluster: TargetCluster = {
       fetchCommittedOffsets: () => (fail.fetch ? Promise.reject(fail.fetch) : Promise.resolve([])),
       partitionBounds: () => Promise.resolve([]),
+      describeGroup: () => Promise.resolve({ state: 'Empty', protocolType: '', memberCount: 0 }),
       commitOffsets: () =>
         fail.commit ? Promise.reject(fail.commit) : Promise.resolve([answer(fail.answer)]),
     };

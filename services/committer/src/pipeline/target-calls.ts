@@ -4,7 +4,7 @@
 // call that throws is logged by its caller; a commit whose partitions the broker refused one by one (a
 // missing topic ACL) is logged here, once per new problem.
 import { formatCommitMetadata, type OffsetTranslated } from '@offsetsync/contracts';
-import type { CommitAnswer, CommitEntry, CommittedOffset } from '@offsetsync/kafka';
+import type { CommitAnswer, CommitEntry, CommittedOffset, GroupDescription } from '@offsetsync/kafka';
 import type { Logger } from '@offsetsync/runtime';
 import type { AppliedRecord } from '../applied-record.js';
 import { classifyCommitError, classifyFailure } from '../commit-result.js';
@@ -54,6 +54,18 @@ export class TargetCalls {
       const committed = await this.cluster.fetchCommittedOffsets(group, topics);
       this.problems?.recover(PipelineAreas.readTargetOffsets);
       return committed;
+    } catch (error: unknown) {
+      this.problems?.fail(PipelineAreas.readTargetOffsets, error);
+      throw error;
+    }
+  }
+
+  /** The group's state and members on the target (filed under the reads of the target's offsets). */
+  async describeGroup(group: string): Promise<GroupDescription> {
+    try {
+      const description = await this.cluster.describeGroup(group);
+      this.problems?.recover(PipelineAreas.readTargetOffsets);
+      return description;
     } catch (error: unknown) {
       this.problems?.fail(PipelineAreas.readTargetOffsets, error);
       throw error;

@@ -8,6 +8,7 @@ import type {
   CommitAnswer,
   CommitEntry,
   CommittedOffset,
+  GroupDescription,
   PartitionBounds,
   TopicPartition,
 } from '@offsetsync/kafka';
@@ -31,6 +32,8 @@ export interface InboundMessage {
 export interface TargetCluster {
   fetchCommittedOffsets(groupId: string, topics?: readonly string[]): Promise<CommittedOffset[]>;
   commitOffsets(groupId: string, entries: readonly CommitEntry[]): Promise<CommitAnswer[]>;
+  /** The group's state and live members on the target (a link that observes asks, a commit would be refused). */
+  describeGroup(groupId: string): Promise<GroupDescription>;
   /** Log start offset and high watermark per partition, in request order (one ListOffsets pair per broker). */
   partitionBounds(partitions: readonly TopicPartition[]): Promise<Array<PartitionBounds | OffsetSyncError>>;
 }

@@ -77,12 +77,6 @@ describe('fan-out to two targets', () => {
 
       const healthPort = await freePort();
       const base = testConfig(bed, {
-        clusters: Object.fromEntries(
-          Object.values(bed.clusters).map((c) => [
-            c.name,
-            { bootstrapServers: [c.bootstrapServers], connectionTimeoutMs: '3s', requestTimeoutMs: '10s' },
-          ]),
-        ),
         links: [
           { source: 'source', target: 'cloud', groups: { exclude: ['^private-'] } },
           { source: 'source', target: 'dr' },

@@ -128,16 +128,6 @@ describe('mesh of three clusters', () => {
         CLUSTERS.filter((target) => target !== source).map((target) => ({ source, target })),
       );
       const config = testConfig(bed, {
-        clusters: Object.fromEntries(
-          CLUSTERS.map((c) => [
-            c,
-            {
-              bootstrapServers: [bed.clusters[c]!.bootstrapServers],
-              connectionTimeoutMs: '3s',
-              requestTimeoutMs: '10s',
-            },
-          ]),
-        ),
         links,
       });
       const names = new Names(config.nats.subjectPrefix);

@@ -80,12 +80,6 @@ describe('a target added to a running system', () => {
       const cloudLink = { source: 'source', target: 'cloud' };
       const drLink = { source: 'source', target: 'dr' };
       const base = testConfig(bed, {
-        clusters: Object.fromEntries(
-          Object.values(bed.clusters).map((c) => [
-            c.name,
-            { bootstrapServers: [c.bootstrapServers], connectionTimeoutMs: '3s', requestTimeoutMs: '10s' },
-          ]),
-        ),
         links: [cloudLink],
         heartbeat: { intervalMs: '500ms' },
         collector: {

@@ -2,8 +2,8 @@ import type { TestbedInfo } from '../infra/testbed.js';
 import { uniqueName } from './names.js';
 
 /**
- * A service config (in its YAML input form) for the test bed: clusters `source` and `target`, one link
- * between them, a subject prefix of the test's own so its streams are private, quick heartbeats and
+ * A service config (in its YAML input form) for the test bed: every cluster of the bed by its name
+ * (`source` and `target` on the shared bed), one link from `source` to `target`, a subject prefix of the test's own so its streams are private, quick heartbeats and
  * no Prometheus port.
  */
 export interface TestConfig extends Record<string, unknown> {
@@ -19,18 +19,12 @@ export interface TestConfig extends Record<string, unknown> {
 export function testConfig(testbed: TestbedInfo, sections: Record<string, unknown> = {}): TestConfig {
   const prefix = uniqueName('t').replaceAll('-', '_');
   return {
-    clusters: {
-      source: {
-        bootstrapServers: [testbed.source.bootstrapServers],
-        connectionTimeoutMs: '3s',
-        requestTimeoutMs: '10s',
-      },
-      target: {
-        bootstrapServers: [testbed.target.bootstrapServers],
-        connectionTimeoutMs: '3s',
-        requestTimeoutMs: '10s',
-      },
-    },
+    clusters: Object.fromEntries(
+      Object.entries(testbed.clusters).map(([name, cluster]) => [
+        name,
+        { bootstrapServers: [cluster.bootstrapServers], connectionTimeoutMs: '3s', requestTimeoutMs: '10s' },
+      ]),
+    ),
     links: [{ source: 'source', target: 'target' }],
     heartbeat: { intervalMs: '500ms' },
     telemetry: { prometheus: { enabled: false } },

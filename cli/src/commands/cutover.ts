@@ -199,6 +199,33 @@ function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Prints the outcome, as one JSON object with `--json` or as text, with the plan per partition when given
+ * (`--dry-run`); resolves to the exit code: 0 safe, 1 not.
+ */
+function report(
+  io: CommandIo,
+  args: CutoverArgs,
+  outcome: { verdict: CutoverVerdict; proofs: PartitionProof[]; plan?: PlanRow[] },
+): number {
+  const { verdict, proofs, plan } = outcome;
+  if (args.json) {
+    const json = {
+      group: args.group,
+      from: args.from,
+      to: args.to,
+      safe: verdict.safe,
+      blocks: verdict.safe ? [] : verdict.blocks,
+      proofs,
+      ...(plan === undefined
+        ? {}
+        : { plan: plan.map((row) => ({ ...row, state: partitionStateName(row.state) })) }),
+    };
+    io.stdout(`${JSON.stringify(json)}\n`);
+  } else io.stdout(`${describe(verdict)}\n${plan === undefined ? '' : `\n${formatPlan(plan)}\n`}`);
+  return verdict.safe ? 0 : 1;
+}
+
 function describe(verdict: CutoverVerdict): string {
   return verdict.safe
     ? verdict.summary
@@ -245,18 +272,7 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
       summary: `not safe to start group ${args.group} on ${args.to}:`,
       blocks: [refusal],
     };
-    if (args.json) {
-      const outcome = {
-        group: args.group,
-        from: args.from,
-        to: args.to,
-        safe: false,
-        blocks: verdict.blocks,
-        proofs: [],
-      };
-      io.stdout(`${JSON.stringify(outcome)}\n`);
-    } else io.stdout(`${describe(verdict)}\n`);
-    return 1;
+    return report(io, args, { verdict, proofs: [] });
   }
   const connection = healthConnection(args.connection, healthAddressFromConfig(config));
   const healthAddress = connection.address;
@@ -273,23 +289,7 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
   try {
     const deadline = Date.now() + args.timeoutMs;
     const first = await observe(args, clusters, health, healthAddress);
-    if (args.dryRun) {
-      const { verdict, proofs, plan } = first;
-      const blocks = verdict.safe ? [] : verdict.blocks;
-      if (args.json) {
-        const outcome = {
-          group: args.group,
-          from: args.from,
-          to: args.to,
-          safe: verdict.safe,
-          blocks,
-          proofs,
-          plan: plan.map((row) => ({ ...row, state: partitionStateName(row.state) })),
-        };
-        io.stdout(`${JSON.stringify(outcome)}\n`);
-      } else io.stdout(`${describe(verdict)}\n\n${formatPlan(plan)}\n`);
-      return verdict.safe ? 0 : 1;
-    }
+    if (args.dryRun) return report(io, args, first);
     let { verdict, proofs } = first;
     let shown = '';
     // An exclusion stays while the config does: waiting would not change the verdict.
@@ -301,14 +301,7 @@ export async function runCutover(argv: readonly string[], io: CommandIo): Promis
       await sleep(args.intervalMs);
       ({ verdict, proofs } = await observe(args, clusters, health, healthAddress));
     }
-    if (args.json) {
-      const blocks = verdict.safe ? [] : verdict.blocks;
-      const outcome = { group: args.group, from: args.from, to: args.to, safe: verdict.safe, blocks, proofs };
-      io.stdout(`${JSON.stringify(outcome)}\n`);
-    } else {
-      io.stdout(`${describe(verdict)}\n`);
-    }
-    return verdict.safe ? 0 : 1;
+    return report(io, args, { verdict, proofs });
   } finally {
     health.close();
     await Promise.all([clusters.source.disconnect(), clusters.target.disconnect()]);

@@ -1,13 +1,15 @@
-// The failover scenario, end to end: a consumer group moves from the source to the target after
+// The failover scenario, end to end: a consumer group moves from the source to a target after
 // collector, translator and committer synced its position, and reads the rest with nothing skipped and
-// nothing replayed, judged by record identity. The workload is made to trip naive translation: timestamps
+// nothing replayed, judged by record identity. With several targets (fan-out) each has its own
+// replicator, translator and committer and its own records before the copies, and the group moves to
+// each in turn. The workload is made to trip naive translation: timestamps
 // that collide and go backwards, one record stamped an hour ahead, transactions (a commit marker, an
 // aborted batch), a replicator that writes runs twice and restarts from older positions (a copy of a
 // consumed record read on the target counts as replayed). It runs on the plaintext bed
-// (test/e2e/failover.test.ts) and on the secured one (test/e2e/secured.test.ts), each through a
-// {@link FailoverBed} that says how its clients log in.
+// (test/e2e/failover.test.ts), on the secured one (test/e2e/secured.test.ts) and on a bed with two targets
+// (test/e2e/fan-out.test.ts), each through a {@link FailoverBed} that says how its clients log in.
 import type { Kafka as KafkaClient } from 'kafkajs';
-import type { NatsConnection } from 'nats';
+import type { JetStreamManager, NatsConnection } from 'nats';
 import { expect, onTestFinished } from 'vitest';
 import {
   ApplyOutcome,
@@ -22,6 +24,7 @@ import {
   startService,
   type ReplicatorOptions,
   type ServiceProcess,
+  type TestReplicator,
 } from '@offsetsync/harness';
 import type { KafkaAdapter } from '@offsetsync/kafka';
 import { waitFor } from '../infra/wait.js';
@@ -34,34 +37,50 @@ import { uniqueName } from './names.js';
 type ScenarioRole = 'collector' | 'translator' | 'committer';
 
 /** How the scenario reaches one bed: every client it makes comes from here. */
-export interface FailoverBed {
+export interface FailoverBed<Target extends string = 'target'> {
+  /** The clusters the group moves to, in this order, each linked from `source` in the services' configs. */
+  targets: readonly Target[];
   /** The test's own client: creates topics and writes the workload. */
-  kafka(cluster: 'source' | 'target'): KafkaClient;
-  /** The application's client: the consumer group that commits on the source and moves to the target. */
-  application(cluster: 'source' | 'target'): KafkaClient;
-  /** The project's adapter, to read both logs and the target's committed offsets. */
-  adapter(cluster: 'source' | 'target'): KafkaAdapter;
+  kafka(cluster: 'source' | Target): KafkaClient;
+  /** The application's client: the consumer group that commits on the source and moves to a target. */
+  application(cluster: 'source' | Target): KafkaClient;
+  /** The project's adapter, to read the logs and a target's committed offsets. */
+  adapter(cluster: 'source' | Target): KafkaAdapter;
   /** How the test replicator reaches a cluster. */
-  replicatorCluster(cluster: 'source' | 'target'): ReplicatorOptions['source'];
-  /** Each service's config with `sections` in it, all on one subject prefix. */
+  replicatorCluster(cluster: 'source' | Target): ReplicatorOptions['source'];
+  /**
+   * Each service's config with `sections` in it, all on one subject prefix. The scenario sets the
+   * translator's and committer's `target` per target on what this returns.
+   */
   serviceConfigs(sections: Record<string, unknown>): Record<ScenarioRole, TestConfig>;
   /** A connection that may read every stream. */
   nats(): Promise<NatsConnection>;
 }
 
-/** What the application read on the target after the move. */
-export interface FailoverResult {
+/** What the application read on one target after it moved there. */
+export interface FailoverMove {
+  target: string;
   replayed: number;
   skipped: number;
+  /** The committed offset offsetsync applied per partition on this target (before the move). */
+  targetOffsets: number[];
+}
+
+/** The moves, one per target, in the order of {@link FailoverBed.targets}. */
+export interface FailoverResult {
+  moves: FailoverMove[];
   /** The services it ran, still running (they stop when the test finishes). */
   services: ServiceProcess[];
+  /** The topic and group it moved. */
+  topic: string;
+  group: string;
 }
 
 const PARTITIONS = 6;
 const PER_PARTITION = 8_500;
 
 /** Writes the workload on the source. */
-async function writeWorkload(bed: FailoverBed, topic: string): Promise<void> {
+async function writeWorkload(bed: FailoverBed<string>, topic: string): Promise<void> {
   const kafka = bed.kafka('source');
   const admin = await connectedAdmin(kafka);
   await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
@@ -134,15 +153,17 @@ async function writeWorkload(bed: FailoverBed, topic: string): Promise<void> {
   await writePlain(PER_PARTITION / 2, PER_PARTITION);
 }
 
-/** Runs the scenario on `bed`; the caller asserts the result (0 replayed, 0 skipped). */
-export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
-  const topic = uniqueName('failover');
-  const group = uniqueName('failover-app');
-  await writeWorkload(bed, topic);
-  const source = bed.adapter('source');
-  const target = bed.adapter('target');
+/** The source's data as a read-committed consumer sees it, and where the group stops per partition. */
+interface SourcePositions {
+  sourceData: FetchedRecords[];
+  committedAt: Record<number, number>;
+}
 
-  // What a read-committed consumer sees on the source, per partition, and where the group will stop.
+type FetchedRecords = Awaited<ReturnType<typeof readPartition>>;
+
+/** Reads the workload back from the source and picks the group's positions among its traps. */
+async function sourcePositions(bed: FailoverBed<string>, topic: string): Promise<SourcePositions> {
+  const source = bed.adapter('source');
   const sourceData = await Promise.all(
     Array.from({ length: PARTITIONS }, (_, p) => readPartition(source, topic, p)),
   );
@@ -170,9 +191,18 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
     4: 3_050, // right after a record stamped earlier than its predecessor
     5: sourceData[5]!.at(-1)!.offset + 1, // everything consumed: caught up
   };
+  return { sourceData, committedAt };
+}
 
-  // The target topic exists already and holds records of its own, so no offset matches the source's.
-  const targetKafka = bed.kafka('target');
+/** Records target number `index` holds of its own in partition `p` before the copies: every target differs. */
+const ownRecords = (index: number, p: number) => 37 + p + 16 * index;
+
+/**
+ * Creates the topic on `target` with records of its own, so no offset matches the source's (nor another
+ * target's), and starts an at-least-once replicator to it.
+ */
+async function prepareTarget(bed: FailoverBed<string>, topic: string, target: string, index: number) {
+  const targetKafka = bed.kafka(target);
   await (
     await connectedAdmin(targetKafka)
   ).createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
@@ -182,48 +212,31 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
   await targetProducer.send({
     topic,
     messages: Array.from({ length: PARTITIONS }, (_, p) =>
-      Array.from({ length: 37 + p }, (_, i) => ({
+      Array.from({ length: ownRecords(index, p) }, (_, i) => ({
         key: 'own',
         value: `target-only:${p}:${i}`,
         partition: p,
       })),
     ).flat(),
   });
-  const ownRecords = (p: number) => 37 + p;
-
-  const replicator = await startReplicator({
+  return startReplicator({
     source: bed.replicatorCluster('source'),
-    target: bed.replicatorCluster('target'),
+    target: bed.replicatorCluster(target),
     topic,
     maxBatchRecords: 200,
     // At-least-once: runs of 1 to 200 records written again right after them, and restarts from up to
-    // 200 records back (everything from there copied again), at random positions.
-    duplicates: { probability: 0.3, seed: 11, maxRunLength: 200, restartProbability: 0.05 },
+    // 200 records back (everything from there copied again), at random positions; each target its own.
+    duplicates: { probability: 0.3, seed: 11 + 7 * index, maxRunLength: 200, restartProbability: 0.05 },
   });
-  const configs = bed.serviceConfigs({
-    collector: { cluster: 'source', groups: { include: [`^${group}$`] }, fetchMaxWaitMs: '20ms' },
-    // The target's own records, stamped at the test's start, are later than every source record: each
-    // timestamp lookup lands on offset 0, and the scan from there to the counterpart covers up to 10,200
-    // records. The default limit (5,000) is met only when one read happens to cross it past the
-    // counterpart (reads of 128 KB hold about 5,500 of these records): set it above the distance.
-    translator: {
-      target: 'target',
-      pendingRetryMinMs: '100ms',
-      pendingRetryMaxMs: '1s',
-      scanLimit: 20_000,
-    },
-    committer: { target: 'target' },
-  });
-  const names = new Names(configs.collector.nats.subjectPrefix);
-  const services = await Promise.all([
-    startService('collector', configs.collector),
-    startService('translator', configs.translator),
-    startService('committer', configs.committer),
-  ]);
-  // Racing the replicator is the pending scenario's subject; here every record is on the target first.
-  await replicator.waitUntilCaughtUp(120_000);
+}
 
-  // The group consumes on the source up to its positions and commits them.
+/** The group consumes on the source up to its positions and commits them. */
+async function consumeOnSource(
+  bed: FailoverBed<string>,
+  topic: string,
+  group: string,
+  { sourceData, committedAt }: SourcePositions,
+): Promise<void> {
   const consumer = bed.application('source').consumer({ groupId: group });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
@@ -257,18 +270,25 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
     ),
   );
   expect(consumedOnSource).toEqual(expectedConsumed);
+}
 
-  const nc = await bed.nats();
-  const jsm = await nc.jetstreamManager();
+/** Waits until `target`'s committer applied the group's position exactly on every partition. */
+async function awaitApplied(
+  jsm: JetStreamManager,
+  names: Names,
+  target: string,
+  at: { topic: string; group: string; committedAt: Record<number, number> },
+): Promise<OffsetApplied[]> {
+  const { topic, group, committedAt } = at;
   const applied = await waitFor(
-    'the group applied on the target for every partition',
+    `the group applied on ${target} for every partition`,
     async () => {
       const events: OffsetApplied[] = [];
       for (let p = 0; p < PARTITIONS; p++) {
         const message = await lastOnSubject(
           jsm,
           names.stream('applied'),
-          names.applied('source', 'target', { group, topic, partition: p }),
+          names.applied('source', target, { group, topic, partition: p }),
         );
         const event = message && OffsetApplied.decode(message.data);
         if (event?.outcome !== ApplyOutcome.APPLY_OUTCOME_APPLIED || event.sourceOffset !== committedAt[p])
@@ -283,26 +303,38 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
     const message = await lastOnSubject(
       jsm,
       names.stream('translated'),
-      names.translated('source', 'target', { group, topic, partition: p }),
+      names.translated('source', target, { group, topic, partition: p }),
     );
     const translated = message && OffsetTranslated.decode(message.data);
     console.log(
-      `[failover] partition ${p}: source ${committedAt[p]} -> target ${applied[p]?.targetOffset} (${translated?.outcome === TranslationOutcome.TRANSLATION_OUTCOME_EXACT ? 'exact' : 'not exact'}, method ${translated?.method}) ${translated?.detail}`,
+      `[failover] partition ${p}: source ${committedAt[p]} -> ${target} ${applied[p]?.targetOffset} (${translated?.outcome === TranslationOutcome.TRANSLATION_OUTCOME_EXACT ? 'exact' : 'not exact'}, method ${translated?.method}) ${translated?.detail}`,
     );
   }
-  expect(applied.every((a) => a.exact)).toBe(true);
+  return applied;
+}
 
-  // The application moves: the same group on the target reads the rest.
-  const targetEnds = await target.partitionBounds(
+/**
+ * The application moves to `target`: the same group reads the rest there, and each record read is judged
+ * by identity (which source record it is a copy of).
+ */
+async function moveTo(
+  bed: FailoverBed<string>,
+  target: string,
+  index: number,
+  at: { topic: string; group: string; replicator: TestReplicator } & SourcePositions,
+): Promise<{ replayed: number; skipped: number }> {
+  const { topic, group, replicator, sourceData, committedAt } = at;
+  const adapter = bed.adapter(target);
+  const targetEnds = await adapter.partitionBounds(
     Array.from({ length: PARTITIONS }, (_, p) => ({ topic, partition: p })),
   );
   const readOnTarget: Array<{ partition: number; offset: number }> = [];
-  const targetConsumer = bed.application('target').consumer({ groupId: group });
+  const targetConsumer = bed.application(target).consumer({ groupId: group });
   await targetConsumer.connect();
   onTestFinished(() => targetConsumer.disconnect());
   await targetConsumer.subscribe({ topic, fromBeginning: true });
   const reachedEnd = new Set<number>();
-  const committedOnTarget = await target.fetchCommittedOffsets(group, [topic]);
+  const committedOnTarget = await adapter.fetchCommittedOffsets(group, [topic]);
   for (const c of committedOnTarget) {
     const end = targetEnds[c.partition];
     if (end && 'highWatermark' in end && c.offset >= end.highWatermark) reachedEnd.add(c.partition);
@@ -324,8 +356,8 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
       })
       .catch(reject);
   });
+  await targetConsumer.disconnect();
 
-  // Judge by identity: which source record each target record is a copy of.
   const copyOf = new Map(replicator.copies().map((c) => [`${c.partition}:${c.targetOffset}`, c]));
   let replayed = 0;
   const readSourceRecords = new Set<string>();
@@ -333,7 +365,7 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
     const copy = copyOf.get(`${read.partition}:${read.offset}`);
     if (copy === undefined) {
       // Only the target's own records, all before the first copy, are no copies; reading one is a replay.
-      expect(read.offset).toBeLessThan(ownRecords(read.partition));
+      expect(read.offset).toBeLessThan(ownRecords(index, read.partition));
       replayed += 1;
       continue;
     }
@@ -346,8 +378,65 @@ export async function runFailover(bed: FailoverBed): Promise<FailoverResult> {
     for (const r of records)
       if (r.offset >= committedAt[p]! && !readSourceRecords.has(`${p}:${r.offset}`)) skipped += 1;
   });
+  const dataCount = sourceData.reduce((n, records) => n + records.length, 0);
   console.log(
-    `[failover] ${dataCount} records, ${readOnTarget.length} read on the target: replayed=${replayed} skipped=${skipped}`,
+    `[failover] ${dataCount} records, ${readOnTarget.length} read on ${target}: replayed=${replayed} skipped=${skipped}`,
   );
-  return { replayed, skipped, services };
+  return { replayed, skipped };
+}
+
+/** Runs the scenario on `bed`; the caller asserts the result (0 replayed, 0 skipped on every move). */
+export async function runFailover<Target extends string>(bed: FailoverBed<Target>): Promise<FailoverResult> {
+  const { targets } = bed;
+  const topic = uniqueName('failover');
+  const group = uniqueName('failover-app');
+  await writeWorkload(bed, topic);
+  const positions = await sourcePositions(bed, topic);
+  const replicators = await Promise.all(targets.map((t, i) => prepareTarget(bed, topic, t, i)));
+
+  const configs = bed.serviceConfigs({
+    collector: { cluster: 'source', groups: { include: [`^${group}$`] }, fetchMaxWaitMs: '20ms' },
+    // The target's own records, stamped at the test's start, are later than every source record: each
+    // timestamp lookup lands on offset 0, and the scan from there to the counterpart covers up to 10,200
+    // records. The default limit (5,000) is met only when one read happens to cross it past the
+    // counterpart (reads of 128 KB hold about 5,500 of these records): set it above the distance.
+    translator: {
+      target: targets[0],
+      pendingRetryMinMs: '100ms',
+      pendingRetryMaxMs: '1s',
+      scanLimit: 20_000,
+    },
+    committer: { target: targets[0] },
+  });
+  const names = new Names(configs.collector.nats.subjectPrefix);
+  const services = await Promise.all([
+    startService('collector', configs.collector),
+    ...targets.flatMap((target) => [
+      startService('translator', {
+        ...configs.translator,
+        translator: { ...(configs.translator.translator as object), target },
+      }),
+      startService('committer', { ...configs.committer, committer: { target } }),
+    ]),
+  ]);
+  // Racing the replicator is the pending scenario's subject; here every record is on the target first.
+  await Promise.all(replicators.map((r) => r.waitUntilCaughtUp(120_000)));
+
+  await consumeOnSource(bed, topic, group, positions);
+
+  const nc = await bed.nats();
+  const jsm = await nc.jetstreamManager();
+  const moves: FailoverMove[] = [];
+  for (const [index, target] of targets.entries()) {
+    const applied = await awaitApplied(jsm, names, target, { topic, group, ...positions });
+    expect(applied.every((a) => a.exact)).toBe(true);
+    const { replayed, skipped } = await moveTo(bed, target, index, {
+      topic,
+      group,
+      replicator: replicators[index]!,
+      ...positions,
+    });
+    moves.push({ target, replayed, skipped, targetOffsets: applied.map((a) => a.targetOffset) });
+  }
+  return { moves, services, topic, group };
 }

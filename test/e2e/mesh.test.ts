@@ -1,24 +1,27 @@
 // A mesh: three clusters a, b and c, each linked to the other two (six links), every service a process.
-// The topic's home is a; a replicator copies it to b and to c (identity names, from the home only, each
-// copy with duplicates of its own), so records never loop. A group moves a -> b -> c -> a: every move
+// The topic's home is a, written with the failover test's hostile workload (colliding and backward
+// timestamps, a record stamped an hour ahead, a committed and an aborted transaction); a replicator copies
+// it to b and to c (identity names, from the home only, each copy at least once with runs written twice
+// and restarts of its own), so records never loop. A group moves a -> b -> c -> a: every move
 // starts from the first record it had not consumed (judged by record identity), each cluster keeps the
 // application's own commits while the group runs there, and no collector emits an event of a commit
 // offsetsync made (no echo): the last commit each collector passed on is the application's own.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { KafkaAdapter } from '@offsetsync/kafka';
 import { Names, OffsetCommitted, parseCommitMetadata, ServiceRole } from '@offsetsync/contracts';
-import { startReplicator, startService } from '@offsetsync/harness';
+import { readPartition, startReplicator, startService } from '@offsetsync/harness';
 import { startTestbed, stopTestbed, type TestbedInfo } from '@offsetsync/testbed';
 import { waitFor } from '../infra/wait.js';
 import { testConfig } from '../support/config.js';
+import { writeHostileWorkload } from '../support/failover-scenario.js';
 import { heartbeats, lastOnSubject, natsConnection } from '../support/jetstream.js';
 import { connectedAdmin, kafkaClient, testAdapter } from '../support/kafka-clients.js';
 import { uniqueName } from '../support/names.js';
 
 const CLUSTERS = ['a', 'b', 'c'] as const;
 type Cluster = (typeof CLUSTERS)[number];
-const PARTITIONS = 2;
-const RECORDS = 800;
+const PARTITIONS = 3;
+const PER_PARTITION = 1_000;
 /** Records the group reads per partition on each visit before it moves on. */
 const PER_VISIT = 150;
 
@@ -78,9 +81,6 @@ async function visit(
   return read;
 }
 
-/** The id (source offset on the home cluster) of a record value `id:<p>:<i>`. */
-const idOf = (value: string) => Number(value.split(':')[2]);
-
 describe('mesh of three clusters', () => {
   it(
     'moves a group a -> b -> c -> a with 0 replayed and 0 skipped, keeps the application commits and echoes nothing',
@@ -88,40 +88,30 @@ describe('mesh of three clusters', () => {
     async () => {
       const topic = uniqueName('mesh');
       const group = uniqueName('mesh-app');
-      const home = kafkaClient(bed.clusters.a!.bootstrapServers);
-      await (
-        await connectedAdmin(home)
-      ).createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
-      const producer = home.producer();
-      await producer.connect();
-      const base = Date.now() - 60_000;
-      await producer.send({
-        topic,
-        messages: Array.from({ length: PARTITIONS }, (_, p) =>
-          Array.from({ length: RECORDS }, (_, i) => ({
-            key: `k${i % 7}`,
-            value: `id:${p}:${i}`,
-            partition: p,
-            timestamp: String(base + Math.floor(i / 2)),
-          })),
-        ).flat(),
+      await writeHostileWorkload(kafkaClient(bed.clusters.a!.bootstrapServers), topic, {
+        partitions: PARTITIONS,
+        perPartition: PER_PARTITION,
       });
-      await producer.disconnect();
-      // From the home only: b and c each hold a copy of a's topic, with duplicates of their own.
-      const copies = {
-        b: await startReplicator({
+      const adapters = Object.fromEntries(
+        CLUSTERS.map((c) => [c, testAdapter(bed.clusters[c]!.bootstrapServers)]),
+      ) as Record<Cluster, KafkaAdapter>;
+      // The home's data records per partition (as a read-committed consumer sees them), by value.
+      const homeData = await Promise.all(
+        Array.from({ length: PARTITIONS }, (_, p) => readPartition(adapters.a, topic, p)),
+      );
+      const homeOffsetOf = homeData.map(
+        (records) => new Map(records.map((r) => [r.value!.toString(), r.offset] as const)),
+      );
+      // From the home only: b and c each hold a copy of a's topic, at least once, each in its own way.
+      const copyTo = (target: 'b' | 'c', seed: number) =>
+        startReplicator({
           source: bed.clusters.a!,
-          target: bed.clusters.b!,
+          target: bed.clusters[target]!,
           topic,
-          duplicates: { probability: 0.15, seed: 3 },
-        }),
-        c: await startReplicator({
-          source: bed.clusters.a!,
-          target: bed.clusters.c!,
-          topic,
-          duplicates: { probability: 0.15, seed: 11 },
-        }),
-      };
+          maxBatchRecords: 200,
+          duplicates: { probability: 0.3, seed, maxRunLength: 200, restartProbability: 0.05 },
+        });
+      const copies = { b: await copyTo('b', 3), c: await copyTo('c', 11) };
       await Promise.all([copies.b.waitUntilCaughtUp(60_000), copies.c.waitUntilCaughtUp(60_000)]);
 
       const links = CLUSTERS.flatMap((source) =>
@@ -143,24 +133,33 @@ describe('mesh of three clusters', () => {
           startService('committer', { ...config, committer: { target: cluster } }),
         ]),
       );
-      const adapters = Object.fromEntries(
-        CLUSTERS.map((c) => [c, testAdapter(bed.clusters[c]!.bootstrapServers)]),
-      ) as Record<Cluster, KafkaAdapter>;
       const positions = async (cluster: Cluster) =>
         new Map((await adapters[cluster].fetchCommittedOffsets(group, [topic])).map((c) => [c.partition, c]));
-      /** Whether `cluster` holds, per partition, the position before record `next[p]` of the home. */
-      const positionedAt = async (cluster: Cluster, next: Map<number, number>) => {
+      /**
+       * Whether `cluster` holds, per partition, a position between home record `last[p]` (the last one
+       * consumed) and the next data record: right after `last` (after its last copy) or at the next
+       * record (a copy of it). Only a sign that offsetsync synced the position; the reads below judge it.
+       */
+      const positionedAt = async (cluster: Cluster, last: Map<number, number>) => {
         const now = await positions(cluster);
         for (let p = 0; p < PARTITIONS; p++) {
           const offset = now.get(p)?.offset;
-          const id = next.get(p)!;
-          const expected = cluster === 'a' ? [id] : copies[cluster].targetOffsetsOf(p, id);
+          const consumed = last.get(p)!;
+          const next = homeData[p]!.find((r) => r.offset > consumed)!.offset;
+          const expected =
+            cluster === 'a'
+              ? [consumed + 1, next]
+              : [
+                  Math.max(...copies[cluster].targetOffsetsOf(p, consumed)) + 1,
+                  ...copies[cluster].targetOffsetsOf(p, next),
+                ];
           if (offset === undefined || !expected.includes(offset)) return undefined;
         }
         return true;
       };
-      const nextAfter = (read: Map<number, string[]>) =>
-        new Map([...read].map(([p, values]) => [p, idOf(values.at(-1)!) + 1] as const));
+      /** The home offset of the last record read per partition. */
+      const lastRead = (read: Map<number, string[]>) =>
+        new Map([...read].map(([p, values]) => [p, homeOffsetOf[p]!.get(values.at(-1)!)!] as const));
       /** The application's commits on `cluster` stay while the group runs there. */
       const keptOn = async (cluster: Cluster, before: Awaited<ReturnType<typeof positions>>) => {
         await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -176,12 +175,12 @@ describe('mesh of three clusters', () => {
       let previous: Cluster = 'a';
       for (const cluster of ['a', 'b', 'c'] as const) {
         if (cluster !== 'a') {
-          const next = nextAfter(reads.at(-1)!.read);
+          const last = lastRead(reads.at(-1)!.read);
           // offsetsync put the group on every other cluster where it stopped on the previous one.
           for (const other of CLUSTERS.filter((c) => c !== previous))
             await waitFor(
               `the group on ${other} after its visit to ${previous}`,
-              () => positionedAt(other, next),
+              () => positionedAt(other, last),
               {
                 timeoutMs: 60_000,
                 intervalMs: 100,
@@ -196,8 +195,8 @@ describe('mesh of three clusters', () => {
         previous = cluster;
       }
       // Back home: from where the visit to c stopped, to the end.
-      const next = nextAfter(reads.at(-1)!.read);
-      await waitFor('the group back on a after its visit to c', () => positionedAt('a', next), {
+      const last = lastRead(reads.at(-1)!.read);
+      await waitFor('the group back on a after its visit to c', () => positionedAt('a', last), {
         timeoutMs: 60_000,
         intervalMs: 100,
       });
@@ -209,7 +208,8 @@ describe('mesh of three clusters', () => {
         // A duplicate the replicator wrote into one copy is read twice on that cluster: counted once.
         const all = reads.flatMap(({ read }) => [...new Set(read.get(p) ?? [])]);
         replayed += all.length - new Set(all).size;
-        for (let i = 0; i < RECORDS; i++) if (!all.includes(`id:${p}:${i}`)) skipped += 1;
+        const readOnce = new Set(all);
+        for (const r of homeData[p]!) if (!readOnce.has(r.value!.toString())) skipped += 1;
       }
       console.log(`[mesh] ${group} moved a -> b -> c -> a: replayed=${replayed} skipped=${skipped}`);
       expect({ replayed, skipped }).toEqual({ replayed: 0, skipped: 0 });

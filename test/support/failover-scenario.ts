@@ -79,18 +79,31 @@ export interface FailoverResult {
 const PARTITIONS = 6;
 const PER_PARTITION = 8_500;
 
-/** Writes the workload on the source. */
-async function writeWorkload(bed: FailoverBed<string>, topic: string): Promise<void> {
-  const kafka = bed.kafka('source');
+/** The size of a {@link writeHostileWorkload}. */
+export interface WorkloadShape {
+  partitions: number;
+  /** Plain records per partition, written in two halves around the transactions. */
+  perPartition: number;
+}
+
+/**
+ * Creates `topic` on the cluster of `kafka` and writes the hostile workload to it: pairs of records share
+ * a timestamp, every 50th record is stamped before its predecessor, one early record of partition 0 an
+ * hour ahead; halfway, a committed and an aborted transaction on partitions 1 and 2 (those that exist).
+ * Plain records are `id:<partition>:<i>`, committed transactional ones `txn:<partition>:<i>`.
+ */
+export async function writeHostileWorkload(
+  kafka: KafkaClient,
+  topic: string,
+  { partitions, perPartition }: WorkloadShape,
+): Promise<void> {
   const admin = await connectedAdmin(kafka);
-  await admin.createTopics({ topics: [{ topic, numPartitions: PARTITIONS }], waitForLeaders: true });
+  await admin.createTopics({ topics: [{ topic, numPartitions: partitions }], waitForLeaders: true });
   const producer = kafka.producer();
   await producer.connect();
   onTestFinished(() => producer.disconnect());
   const base = Date.now() - 20 * 60_000;
   const message = (p: number, i: number) => {
-    // Pairs share a timestamp; every 50th record is stamped before its predecessor; one early record of
-    // partition 0 comes from a producer whose clock runs an hour ahead.
     let timestamp = base + Math.floor(i / 2) * 2;
     if (i % 50 === 49) timestamp -= 7;
     if (p === 0 && i === 5) timestamp = base + 3_600_000;
@@ -103,7 +116,7 @@ async function writeWorkload(bed: FailoverBed<string>, topic: string): Promise<v
         topicMessages: [
           {
             topic,
-            messages: Array.from({ length: PARTITIONS }, (_, p) =>
+            messages: Array.from({ length: partitions }, (_, p) =>
               Array.from({ length: end - start }, (_, j) => message(p, start + j)),
             ).flat(),
           },
@@ -111,8 +124,9 @@ async function writeWorkload(bed: FailoverBed<string>, topic: string): Promise<v
       });
     }
   };
-  await writePlain(0, PER_PARTITION / 2);
-  // Transactions on partitions 1 and 2: one committed, one aborted (its records never count as data).
+  await writePlain(0, perPartition / 2);
+  // One committed transaction and one aborted (its records never count as data).
+  const transactionPartitions = [1, 2].filter((p) => p < partitions);
   const transactional = kafka.producer({
     transactionalId: uniqueName('failover-txn'),
     idempotent: true,
@@ -131,12 +145,12 @@ async function writeWorkload(bed: FailoverBed<string>, topic: string): Promise<v
         try {
           await txn.send({
             topic,
-            messages: [1, 2].flatMap((p) =>
+            messages: transactionPartitions.flatMap((p) =>
               Array.from({ length: 25 }, (_, i) => ({
                 key: `t${i}`,
                 value: `${tag}:${p}:${i}`,
                 partition: p,
-                timestamp: String(base + PER_PARTITION),
+                timestamp: String(base + perPartition),
               })),
             ),
           });
@@ -150,7 +164,7 @@ async function writeWorkload(bed: FailoverBed<string>, topic: string): Promise<v
       { timeoutMs: 30_000, intervalMs: 200 },
     );
   }
-  await writePlain(PER_PARTITION / 2, PER_PARTITION);
+  await writePlain(perPartition / 2, perPartition);
 }
 
 /** The source's data as a read-committed consumer sees it, and where the group stops per partition. */
@@ -390,7 +404,10 @@ export async function runFailover<Target extends string>(bed: FailoverBed<Target
   const { targets } = bed;
   const topic = uniqueName('failover');
   const group = uniqueName('failover-app');
-  await writeWorkload(bed, topic);
+  await writeHostileWorkload(bed.kafka('source'), topic, {
+    partitions: PARTITIONS,
+    perPartition: PER_PARTITION,
+  });
   const positions = await sourcePositions(bed, topic);
   const replicators = await Promise.all(targets.map((t, i) => prepareTarget(bed, topic, t, i)));
 

@@ -141,7 +141,7 @@ async function bed(options: {
 /** Waits until the group's offset on the target is a copy of the source record at `sourceOffset`. */
 async function convergedTo(b: Bed, group: string, partition: number, sourceOffset: number): Promise<number> {
   return waitFor(
-    `${group}/${partition} at the copy of source offset ${sourceOffset}`,
+    `${group.length > 80 ? `${group.slice(0, 40)}... (${group.length} characters)` : group}/${partition} at the copy of source offset ${sourceOffset}`,
     async () => {
       const copies = b.replicator.targetOffsetsOf(partition, sourceOffset);
       const committed = await b.targetCommit(group, partition);
@@ -180,6 +180,22 @@ describe('end to end', () => {
 
     b.replicator.copyAll();
     await convergedTo(b, group, 0, 800);
+  });
+
+  it('applies the commits of a group whose id is 10,000 characters long, and of the group committed beside it', async () => {
+    // A subject with the long id written out would pass nats-server's 4 KB control line, and the server
+    // closes a connection that sends one: every publish of the collector would fail, for every group.
+    const prefix = uniqueName('long-g');
+    const long = prefix + 'g'.repeat(10_000 - prefix.length);
+    const short = `${prefix}-short`;
+    const b = await bed({ partitions: 1, records: 1000, groupPattern: `^${prefix}` });
+    await Promise.all([b.start('collector'), b.start('translator'), b.start('committer')]);
+    await b.replicator.waitUntilCaughtUp(60_000);
+    await b.commitOnSource(long, 0, 400);
+    await b.commitOnSource(short, 0, 500);
+    await convergedTo(b, short, 0, 500);
+    await convergedTo(b, long, 0, 400);
+    expect((await b.lastApplied(long, 0))?.group).toBe(long);
   });
 
   it('follows a rewind on the source', async () => {

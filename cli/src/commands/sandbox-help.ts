@@ -3,22 +3,29 @@ import type { CommandDescription } from '../command.js';
 
 const HELP = `offsetsync sandbox [options]
 
-Starts everything on this machine and shows a consumer group moving between clusters:
-  - two single-node Apache Kafka clusters (source and target) and a NATS JetStream server,
+Starts everything on this machine and shows a consumer group moving from one cluster to two others:
+  - three single-node Apache Kafka clusters (source, target and cloud) and a NATS JetStream server,
     on free loopback ports, their data in a temporary folder;
-  - Apache Kafka MirrorMaker 2 copying a demo topic from source to target (identity topic names,
-    its own offset sync switched off);
-  - the four offsetsync services as processes of their own: collector, translator, committer, health;
+  - two Apache Kafka MirrorMaker 2 processes copying a demo topic from the source, one to target under
+    the same name (IdentityReplicationPolicy), one to cloud as source.<topic> (its default policy),
+    their own offset syncs switched off; each target's copy holds records of its own first, a
+    different number on each, so one record sits at three different offsets;
+  - the offsetsync services as processes of their own: a collector, a health service, and a
+    translator and a committer for each target (one link source -> target, one source -> cloud);
   - a demo producer (many records share a timestamp) and a demo consumer group that consumes part of
-    the topic on the source, stops, and continues on the target once offsetsync committed its position
-    there. It prints "moved group <group>: replayed=<n> skipped=<n>", judged by record identity.
+    the topic on the source and stops. Once offsetsync committed its position on both targets, it
+    prints the position per partition side by side ("partition 0: source <topic> <offset> -> target
+    <topic> <offset>, cloud source.<topic> <offset>"), then the same group continues on each target in
+    turn and it prints "moved group <group> to <target>: replayed=<n> skipped=<n>", judged by record
+    identity.
 Then it keeps running (the health gRPC API stays up) until Ctrl-C or SIGTERM, and stops every process
 it started. Needs java (17+), mvn (the first run fetches the Kafka jars) and nats-server on PATH.
 
 With --prometheus it also runs Debian's Prometheus (/usr/bin/prometheus, apt-get install prometheus)
-scraping the four services every 2 s with the Helm chart's alert rules
+scraping the offsetsync processes every 2 s with the Helm chart's alert rules
 (deploy/helm/offsetsync/files/offsetsync-alerts.rules.yaml) and prints its address. Stop the committer
-and OffsetsyncLinkSourceOnly fires about a minute later (its for: 1m).
+of target (its pid is on the "offsetsync running" line) and OffsetsyncLinkSourceOnly fires for the link
+source -> target about a minute later (its for: 1m).
 
 Options:
   --topic <name>        demo topic (default demo-orders)
@@ -38,6 +45,6 @@ Example:
 
 export const sandboxDescription: CommandDescription = {
   name: 'sandbox',
-  summary: 'run Kafka, MirrorMaker 2, NATS and the four services locally and move a demo group',
+  summary: 'run Kafka, MirrorMaker 2, NATS and the services locally and move a demo group to two targets',
   help: HELP,
 };

@@ -30,7 +30,8 @@ describe('offsetsync sandbox command line', () => {
 
   it('documents what it starts and how it stops', () => {
     expect(sandboxDescription.help).toContain('MirrorMaker 2');
-    expect(sandboxDescription.help).toMatch(/moved group <group>: replayed=<n> skipped=<n>/);
+    expect(sandboxDescription.help).toMatch(/moved group <group> to <target>: replayed=<n> skipped=<n>/);
+    expect(sandboxDescription.help).toContain('source.<topic>');
     expect(sandboxDescription.help).toContain('Ctrl-C');
     expect(sandboxDescription.help).toContain('--prometheus');
   });

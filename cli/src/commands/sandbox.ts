@@ -91,8 +91,7 @@ export async function runSandbox(argv: readonly string[], io: CommandIo): Promis
   try {
     io.stdout('offsetsync sandbox: starting (Ctrl-C stops it)\n');
     const endpoints = await sandbox.start();
-    const { line } = await sandbox.moveGroup();
-    io.stdout(`${line}\n`);
+    for (const move of await sandbox.moveGroup()) io.stdout(`${move.line}\n`);
     const health = endpoints.services.find((s) => s.role === 'health');
     // Says so when the health service is not answering rather than pretend its API is up.
     const healthLine = (await listening(endpoints.healthAddress))
@@ -103,11 +102,15 @@ export async function runSandbox(argv: readonly string[], io: CommandIo): Promis
         '',
         'The sandbox keeps running. Try:',
         `  health service      ${healthLine}`,
-        `  source Kafka        ${endpoints.testbed.source.bootstrapServers}`,
-        `  target Kafka        ${endpoints.testbed.target.bootstrapServers}`,
+        `  source Kafka        ${endpoints.testbed.source.bootstrapServers}  (${endpoints.topic})`,
+        ...endpoints.targets.map(
+          (t) => `  ${`${t.cluster} Kafka`.padEnd(20)}${t.bootstrapServers}  (${t.topic}, the copy)`,
+        ),
         `  NATS                ${endpoints.testbed.nats.url}  (subject prefix ${endpoints.subjectPrefix})`,
         `  offsetsync config   ${endpoints.configFile}`,
-        `  MirrorMaker 2       ${endpoints.mirrorMaker.propertiesFile}`,
+        ...endpoints.targets.map(
+          (t) => `  ${`MM2 -> ${t.cluster}`.padEnd(20)}${t.mirrorMaker.propertiesFile}`,
+        ),
         ...(endpoints.prometheus === undefined
           ? []
           : [

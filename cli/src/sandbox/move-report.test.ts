@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { countMove, formatMoveLine } from './move-report.js';
+import { countMove, formatMoveLine, formatPositions } from './move-report.js';
 
 const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `r${from + i}`);
 
@@ -56,9 +56,20 @@ describe('countMove', () => {
 });
 
 describe('formatMoveLine', () => {
-  it('is the one line the sandbox test waits for', () => {
-    expect(formatMoveLine('demo-app', { replayed: 0, skipped: 0 })).toBe(
-      'moved group demo-app: replayed=0 skipped=0',
+  it('is the line per target the sandbox test waits for', () => {
+    expect(formatMoveLine('demo-app', 'cloud', { replayed: 0, skipped: 2 })).toBe(
+      'moved group demo-app to cloud: replayed=0 skipped=2',
     );
+  });
+});
+
+describe('formatPositions', () => {
+  it('puts the source position and each target position side by side, with the topic on each', () => {
+    expect(
+      formatPositions(0, { cluster: 'source', topic: 'demo-orders', offset: 1103 }, [
+        { cluster: 'target', topic: 'demo-orders', offset: 1203 },
+        { cluster: 'cloud', topic: 'source.demo-orders', offset: 1353 },
+      ]),
+    ).toBe('partition 0: source demo-orders 1103 -> target demo-orders 1203, cloud source.demo-orders 1353');
   });
 });

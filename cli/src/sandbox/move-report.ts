@@ -1,5 +1,5 @@
-// Judges a group's move from the source to the target by record identity, not by offsets: offsets
-// differ between the clusters, the records do not.
+// What the sandbox reports of a group's move: where offsetsync put the group on each target, and the move
+// judged by record identity, not by offsets: offsets differ between the clusters, the records do not.
 
 /** What a consumer that moved saw again and what it never saw. */
 export interface MoveCount {
@@ -33,7 +33,23 @@ export function countMove(input: {
   return { replayed, skipped };
 }
 
-/** The one line `offsetsync sandbox` prints for a move. */
-export function formatMoveLine(group: string, count: MoveCount): string {
-  return `moved group ${group}: replayed=${count.replayed} skipped=${count.skipped}`;
+/** The line `offsetsync sandbox` prints for the move of `group` to `target`. */
+export function formatMoveLine(group: string, target: string, count: MoveCount): string {
+  return `moved group ${group} to ${target}: replayed=${count.replayed} skipped=${count.skipped}`;
+}
+
+/** Where a group's committed position is on one cluster: the topic there and the offset. */
+export interface Position {
+  cluster: string;
+  topic: string;
+  offset: number;
+}
+
+/**
+ * The position of a group on one partition, on the source and on each target side by side: `partition 0:
+ * source demo-orders 1103 -> target demo-orders 1203, cloud source.demo-orders 1353`. Pure.
+ */
+export function formatPositions(partition: number, source: Position, targets: readonly Position[]): string {
+  const at = (p: Position) => `${p.cluster} ${p.topic} ${p.offset}`;
+  return `partition ${partition}: ${at(source)} -> ${targets.map(at).join(', ')}`;
 }

@@ -4,12 +4,13 @@ import { parse } from 'yaml';
 import { ALERT_RULES_FILE, prometheusConfig } from './sandbox-prometheus.js';
 
 describe('the sandbox Prometheus config', () => {
-  it('scrapes each service as a job of its own and loads the chart’s alert rules', () => {
+  it('scrapes each role as a job of its own, every process of it a target, and loads the chart’s alert rules', () => {
     const config = parse(
       prometheusConfig(
         [
           { role: 'health', address: '127.0.0.1:1001' },
           { role: 'committer', address: '127.0.0.1:1002' },
+          { role: 'committer', address: '127.0.0.1:1003' },
         ],
         ALERT_RULES_FILE,
       ),
@@ -19,7 +20,10 @@ describe('the sandbox Prometheus config', () => {
       rule_files: [ALERT_RULES_FILE],
       scrape_configs: [
         { job_name: 'offsetsync-health', static_configs: [{ targets: ['127.0.0.1:1001'] }] },
-        { job_name: 'offsetsync-committer', static_configs: [{ targets: ['127.0.0.1:1002'] }] },
+        {
+          job_name: 'offsetsync-committer',
+          static_configs: [{ targets: ['127.0.0.1:1002', '127.0.0.1:1003'] }],
+        },
       ],
     });
     expect(existsSync(ALERT_RULES_FILE), ALERT_RULES_FILE).toBe(true);

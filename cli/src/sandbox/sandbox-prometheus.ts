@@ -1,5 +1,5 @@
 // `offsetsync sandbox --prometheus`: Debian's Prometheus (/usr/bin/prometheus, package `prometheus`)
-// scraping the four services, with the chart's own alert rules (deploy/helm/offsetsync/files).
+// scraping the sandbox's offsetsync processes, with the chart's own alert rules (deploy/helm/offsetsync/files).
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -29,14 +29,19 @@ export interface ScrapeTarget {
   address: string;
 }
 
-/** prometheus.yml for the sandbox: one job per service, the chart's rules. Pure. */
+/**
+ * prometheus.yml for the sandbox: one job per role, with every process of that role as a target of it
+ * (Prometheus refuses two jobs of one name), and the chart's rules. Pure.
+ */
 export function prometheusConfig(targets: readonly ScrapeTarget[], rulesFile: string): string {
+  const byRole = new Map<string, string[]>();
+  for (const t of targets) byRole.set(t.role, [...(byRole.get(t.role) ?? []), t.address]);
   return stringify({
     global: { scrape_interval: `${INTERVAL_S}s`, evaluation_interval: `${INTERVAL_S}s` },
     rule_files: [rulesFile],
-    scrape_configs: targets.map((t) => ({
-      job_name: `offsetsync-${t.role}`,
-      static_configs: [{ targets: [t.address] }],
+    scrape_configs: [...byRole].map(([role, addresses]) => ({
+      job_name: `offsetsync-${role}`,
+      static_configs: [{ targets: addresses }],
     })),
   });
 }

@@ -1,14 +1,14 @@
-// `offsetsync sandbox`: everything on one machine. Two Kafka clusters and NATS (the test bed), MirrorMaker 2
-// copying a demo topic from source to target, the four offsetsync services as their own processes, and a
-// demo consumer group that consumes part of the topic on the source and then moves to the target.
+// `offsetsync sandbox`: everything on one machine. Three Kafka clusters (the source and two targets) and
+// NATS (the test bed); a MirrorMaker 2 per target copying a demo topic from the source, to `target` under
+// the same name and to `cloud` under MirrorMaker's default name (see sandbox-targets.ts); the offsetsync
+// processes (sandbox-services.ts); and a demo consumer group that consumes part of the topic on the source
+// and then moves to each target in turn.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import kafkajs, { type Admin, type Kafka as KafkaClient } from 'kafkajs';
 import { connect, type JetStreamManager, type NatsConnection } from 'nats';
-import { stringify } from 'yaml';
 import { ApplyOutcome, Names, OffsetApplied } from '@offsetsync/contracts';
-import { ENV_PREFIX } from '@offsetsync/runtime';
 import {
   ensureKafkaDistribution,
   freePort,
@@ -25,21 +25,37 @@ import {
   type MirrorMakerInfo,
   type TestbedInfo,
 } from '@offsetsync/testbed';
-import { demoRecordId, demoRecords, demoStopOffsets } from './demo-workload.js';
+import { consumeToEnd, consumeUpTo, type ConsumerWatch } from './demo-consumers.js';
+import { writeDemoRecords, writeOwnRecords } from './demo-producers.js';
+import { demoRecordId, demoStopOffsets } from './demo-workload.js';
+import { countMove, formatMoveLine, formatPositions, type MoveCount, type Position } from './move-report.js';
 import { startSandboxPrometheus, type SandboxPrometheus } from './sandbox-prometheus.js';
-import { countMove, formatMoveLine, type MoveCount } from './move-report.js';
+import {
+  formatServicePids,
+  sandboxServiceConfigText,
+  sandboxServiceSpecs,
+  serviceEnv,
+  serviceLogName,
+  serviceName,
+  unheardRoles,
+  type SandboxServiceSpec,
+} from './sandbox-services.js';
+import {
+  copyTopicName,
+  ownRecordCount,
+  SANDBOX_SOURCE,
+  SANDBOX_TARGETS,
+  sandboxClusters,
+  type SandboxTarget,
+} from './sandbox-targets.js';
 
 const { Kafka, logLevel } = kafkajs;
 
-/** The four services, started in this order and stopped in the reverse one. */
-const SANDBOX_ROLES = ['health', 'committer', 'translator', 'collector'] as const;
-export type SandboxRole = (typeof SANDBOX_ROLES)[number];
-
 /** What the sandbox runs; every field has a default. */
 export interface SandboxOptions {
-  /** Demo topic on the source, copied to the target by MirrorMaker. Default: `demo-orders`. */
+  /** Demo topic on the source, copied to each target by a MirrorMaker. Default: `demo-orders`. */
   topic?: string;
-  /** Demo consumer group moved from the source to the target. Default: `demo-app`. */
+  /** Demo consumer group moved from the source to each target. Default: `demo-app`. */
   group?: string;
   /** Partitions of the demo topic. Default: 3. */
   partitions?: number;
@@ -48,8 +64,8 @@ export interface SandboxOptions {
   /** How long one step may take before the sandbox gives up. Default: 180 000 ms. */
   stepTimeoutMs?: number;
   /**
-   * Also run Debian's Prometheus (/usr/bin/prometheus) scraping the four services, with the chart's alert
-   * rules. Default: false.
+   * Also run Debian's Prometheus (/usr/bin/prometheus) scraping the offsetsync processes, with the
+   * chart's alert rules. Default: false.
    */
   prometheus?: boolean;
 }
@@ -57,25 +73,44 @@ export interface SandboxOptions {
 /** One line of progress: what became ready, and when (milliseconds since the sandbox started). */
 export type ProgressListener = (elapsedMs: number, text: string) => void;
 
-/** A service process the sandbox started. */
-export interface SandboxService {
-  role: SandboxRole;
+/** An offsetsync process the sandbox started. */
+export interface SandboxService extends SandboxServiceSpec {
   pid: number;
   logFile: string;
   /** `host:port` of its Prometheus metrics, with the `prometheus` option. */
   metricsAddress?: string;
 }
 
+/** A target of the running sandbox: its cluster, its copy of the demo topic and the MirrorMaker writing it. */
+export interface SandboxTargetEndpoints {
+  cluster: string;
+  bootstrapServers: string;
+  /** The demo topic's copy there. */
+  topic: string;
+  mirrorMaker: MirrorMakerInfo;
+}
+
 /** Where the running sandbox can be reached. */
 export interface SandboxEndpoints {
   testbed: TestbedInfo;
-  mirrorMaker: MirrorMakerInfo;
+  /** The demo topic on the source. */
+  topic: string;
+  /** In the order the group moves to them. */
+  targets: readonly SandboxTargetEndpoints[];
   services: readonly SandboxService[];
   configFile: string;
   healthAddress: string;
   subjectPrefix: string;
   /** The Prometheus scraping the services, with the `prometheus` option. */
   prometheus?: SandboxPrometheus;
+}
+
+/** The demo group's move to one target. */
+export interface SandboxMove {
+  target: string;
+  count: MoveCount;
+  /** `moved group <group> to <target>: replayed=<n> skipped=<n>`. */
+  line: string;
 }
 
 const CLI_MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
@@ -85,11 +120,6 @@ const SUBJECT_PREFIX = 'sandbox';
  * The sandbox's lifecycle: {@link start} brings everything up step by step, {@link moveGroup} runs the
  * demo move, {@link stop} stops every process it started (by pid and process group), once.
  */
-/** How many records of its own partition `partition` of the target holds before the copies. Pure. */
-function sandboxOwnRecords(partition: number): number {
-  return 100 + 37 * partition;
-}
-
 export class Sandbox {
   private readonly topic: string;
   private readonly group: string;
@@ -97,11 +127,12 @@ export class Sandbox {
   private readonly perPartition: number;
   private readonly stepTimeoutMs: number;
   private readonly withPrometheus: boolean;
+  private readonly targets: readonly SandboxTarget[] = SANDBOX_TARGETS;
   private prometheusPid: number | undefined;
   private readonly began = Date.now();
   private readonly progress: ProgressListener;
   private testbed: TestbedInfo | undefined;
-  private mirrorMaker: MirrorMakerInfo | undefined;
+  private readonly mirrorMakers: MirrorMakerInfo[] = [];
   private readonly services: SandboxService[] = [];
   private readonly closers: Array<() => Promise<void>> = [];
   private endpoints: SandboxEndpoints | undefined;
@@ -120,12 +151,12 @@ export class Sandbox {
     this.progress = progress;
   }
 
-  /** Pids of every process started so far (servers, MirrorMaker, services); each leads its own process group. */
+  /** Pids of every process started so far (servers, MirrorMakers, services); each leads its own process group. */
   pids(): number[] {
     const t = this.testbed;
     return [
-      ...(t ? [t.source.pid, t.target.pid, t.nats.pid] : []),
-      ...(this.mirrorMaker ? [this.mirrorMaker.pid] : []),
+      ...(t ? [...Object.values(t.clusters).map((c) => c.pid), t.nats.pid] : []),
+      ...this.mirrorMakers.map((m) => m.pid),
       ...this.services.map((s) => s.pid),
       ...(this.prometheusPid === undefined ? [] : [this.prometheusPid]),
     ];
@@ -135,7 +166,7 @@ export class Sandbox {
     return this.stopping !== undefined;
   }
 
-  /** Starts everything and writes the demo records; resolves when the services and MirrorMaker run. */
+  /** Starts everything and writes the demo records; resolves when the services run and the copies are made. */
   async start(): Promise<SandboxEndpoints> {
     try {
       return await this.doStart();
@@ -151,63 +182,71 @@ export class Sandbox {
       `Kafka ${KAFKA_VERSION} and MirrorMaker 2 jars ${dist.fetched ? 'fetched with Maven' : 'found in the cache'} (${dist.libDir})`,
     );
     this.checkNotStopping();
-    const testbed = await this.launch(startTestbed().then((info) => (this.testbed = info)));
+    const testbed = await this.launch(
+      startTestbed({ clusters: sandboxClusters(this.targets) }).then((info) => (this.testbed = info)),
+    );
     this.step(
-      `source Kafka ${testbed.source.bootstrapServers}, target Kafka ${testbed.target.bootstrapServers}, NATS ${testbed.nats.url}`,
+      `${Object.values(testbed.clusters)
+        .map((c) => `${c.name} Kafka ${c.bootstrapServers}`)
+        .join(', ')}, NATS ${testbed.nats.url}`,
     );
 
-    const source = this.client(testbed.source.bootstrapServers);
-    const target = this.client(testbed.target.bootstrapServers);
-    const sourceAdmin = await this.admin(source);
+    const sourceAdmin = await this.admin(this.client(this.bootstrap(testbed, SANDBOX_SOURCE)));
     await sourceAdmin.createTopics({
       topics: [{ topic: this.topic, numPartitions: this.partitions }],
       waitForLeaders: true,
     });
-    await this.writeDemoRecords(source);
+    await writeDemoRecords(this.client(this.bootstrap(testbed, SANDBOX_SOURCE)), {
+      topic: this.topic,
+      partitions: this.partitions,
+      perPartition: this.perPartition,
+    });
     this.step(
       `demo topic ${this.topic} on the source: ${this.partitions} partitions x ${this.perPartition} records, 10 records per timestamp`,
     );
 
-    // As after a real migration, the target holds records of its own before the copies: every copy
-    // lands at another offset than its original, which only translation gets right.
-    const targetAdmin = await this.admin(target);
-    await targetAdmin.createTopics({
-      topics: [{ topic: this.topic, numPartitions: this.partitions }],
-      waitForLeaders: true,
-    });
-    await this.writeOwnTargetRecords(target);
-    this.step(
-      `the target's own records in ${this.topic} first: ${Array.from({ length: this.partitions }, (_, p) => sandboxOwnRecords(p)).join(', ')} per partition`,
-    );
+    // As after a real migration, each target holds records of its own before the copy, a different number
+    // on each: every copy lands at another offset than its original, and than its other copy, which only
+    // translation gets right.
+    const targetAdmins = new Map<string, Admin>();
+    for (const target of this.targets) {
+      const kafka = this.client(this.bootstrap(testbed, target.cluster));
+      const admin = await this.admin(kafka);
+      targetAdmins.set(target.cluster, admin);
+      const copy = copyTopicName(target, this.topic);
+      await admin.createTopics({
+        topics: [{ topic: copy, numPartitions: this.partitions }],
+        waitForLeaders: true,
+      });
+      await writeOwnRecords(kafka, target, { topic: copy, partitions: this.partitions });
+      this.step(
+        `${target.cluster}'s own records in ${copy} first: ${this.partitionNumbers()
+          .map((p) => ownRecordCount(target, p))
+          .join(', ')} per partition`,
+      );
+    }
 
     this.checkNotStopping();
-    const mirrorMakerStart = startMirrorMaker({
-      dir: join(testbed.workDir, 'mirror-maker'),
-      libDir: dist.libDir,
-      sourceBootstrapServers: testbed.source.bootstrapServers,
-      targetBootstrapServers: testbed.target.bootstrapServers,
-      topics: [this.topic],
-      instanceName: 'sandbox',
-      readyTimeoutMs: this.stepTimeoutMs,
-    });
-    const mirrorMaker = await this.launch(mirrorMakerStart.then((info) => (this.mirrorMaker = info)));
-    this.step(`MirrorMaker 2 started (pid ${mirrorMaker.pid}, ${mirrorMaker.propertiesFile})`);
+    const mirrorMakers = await this.launch(this.startMirrorMakers(testbed, dist.libDir));
+    for (const [i, target] of this.targets.entries())
+      this.step(
+        `MirrorMaker 2 copying ${this.topic} to ${target.cluster} as ${copyTopicName(target, this.topic)} (${target.replicationPolicy === 'identity' ? 'IdentityReplicationPolicy' : 'DefaultReplicationPolicy'}; pid ${mirrorMakers[i]!.pid}, ${mirrorMakers[i]!.propertiesFile})`,
+      );
 
     this.checkNotStopping();
     const healthPort = await freePort();
-    const configFile = await this.writeServiceConfig(testbed, healthPort);
-    for (const role of SANDBOX_ROLES)
+    const specs = sandboxServiceSpecs(this.targets);
+    const configFile = await this.writeServiceConfig(testbed, healthPort, specs);
+    for (const spec of specs)
       this.services.push(
         this.startService(
-          role,
+          spec,
           configFile,
           this.withPrometheus ? `127.0.0.1:${await freePort()}` : undefined,
         ),
       );
-    await this.waitForHeartbeats(testbed);
-    this.step(
-      `offsetsync ${SANDBOX_ROLES.join(', ')} running (pids ${this.services.map((s) => s.pid).join(', ')}; config ${configFile})`,
-    );
+    await this.waitForHeartbeats(testbed, specs);
+    this.step(`offsetsync running: ${formatServicePids(this.services)}; config ${configFile}`);
     let prometheus: SandboxPrometheus | undefined;
     if (this.withPrometheus) {
       this.checkNotStopping();
@@ -220,30 +259,39 @@ export class Sandbox {
         }),
       );
       this.step(
-        `Prometheus ${prometheus.address} scraping the four services with the chart's alert rules (pid ${prometheus.pid}, ${prometheus.configFile})`,
+        `Prometheus ${prometheus.address} scraping the ${this.services.length} offsetsync processes with the chart's alert rules (pid ${prometheus.pid}, ${prometheus.configFile})`,
       );
     }
 
-    await waitFor(
-      `MirrorMaker to copy ${this.topic} to the target`,
-      async () => {
-        this.checkAlive();
-        const [from, to] = await Promise.all([
-          sourceAdmin.fetchTopicOffsets(this.topic),
-          targetAdmin.fetchTopicOffsets(this.topic),
-        ]);
-        const copied = from.every((s) => {
-          const t = to.find((x) => x.partition === s.partition);
-          return t !== undefined && Number(t.high) >= Number(s.high) + sandboxOwnRecords(s.partition);
-        });
-        return copied ? true : undefined;
-      },
-      { timeoutMs: this.stepTimeoutMs, intervalMs: 250 },
-    );
-    this.step(`MirrorMaker 2 copied ${this.topic} to the target`);
+    for (const target of this.targets) {
+      const copy = copyTopicName(target, this.topic);
+      await waitFor(
+        `MirrorMaker to copy ${this.topic} to ${target.cluster}`,
+        async () => {
+          this.checkAlive();
+          const [from, to] = await Promise.all([
+            sourceAdmin.fetchTopicOffsets(this.topic),
+            targetAdmins.get(target.cluster)!.fetchTopicOffsets(copy),
+          ]);
+          const copied = from.every((s) => {
+            const t = to.find((x) => x.partition === s.partition);
+            return t !== undefined && Number(t.high) >= Number(s.high) + ownRecordCount(target, s.partition);
+          });
+          return copied ? true : undefined;
+        },
+        { timeoutMs: this.stepTimeoutMs, intervalMs: 250 },
+      );
+      this.step(`MirrorMaker 2 copied ${this.topic} to ${target.cluster} as ${copy}`);
+    }
     const endpoints: SandboxEndpoints = {
       testbed,
-      mirrorMaker,
+      topic: this.topic,
+      targets: this.targets.map((target, i) => ({
+        cluster: target.cluster,
+        bootstrapServers: this.bootstrap(testbed, target.cluster),
+        topic: copyTopicName(target, this.topic),
+        mirrorMaker: mirrorMakers[i]!,
+      })),
       services: [...this.services],
       configFile,
       healthAddress: `127.0.0.1:${healthPort}`,
@@ -255,11 +303,44 @@ export class Sandbox {
   }
 
   /**
-   * The demo move: the group consumes part of the topic on the source and commits; its consumer stops;
-   * once offsetsync applied that commit on the target, the same group consumes the rest there. Resolves
-   * with the replayed and skipped records, by record identity, and the line that reports them.
+   * Starts a MirrorMaker 2 per target, together. One process could copy both flows (MirrorMaker takes a
+   * replication policy per flow, `source->cloud.replication.policy.class`), but the test bed's launcher
+   * writes the properties of one flow, each explained, and a process per target keeps each target's
+   * mm2.properties to itself. Every one that starts is recorded before any failure is reported, so that
+   * stop() stops it.
    */
-  async moveGroup(): Promise<{ count: MoveCount; line: string }> {
+  private async startMirrorMakers(testbed: TestbedInfo, libDir: string): Promise<MirrorMakerInfo[]> {
+    const started = await Promise.allSettled(
+      this.targets.map((target) =>
+        startMirrorMaker({
+          dir: join(testbed.workDir, `mirror-maker-${target.cluster}`),
+          libDir,
+          sourceBootstrapServers: this.bootstrap(testbed, SANDBOX_SOURCE),
+          targetBootstrapServers: this.bootstrap(testbed, target.cluster),
+          sourceAlias: SANDBOX_SOURCE,
+          targetAlias: target.cluster,
+          topics: [this.topic],
+          replicationPolicy: target.replicationPolicy,
+          instanceName: `sandbox-${target.cluster}`,
+          readyTimeoutMs: this.stepTimeoutMs,
+        }).then((info) => {
+          this.mirrorMakers.push(info);
+          return info;
+        }),
+      ),
+    );
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    return started.map((s) => (s as PromiseFulfilledResult<MirrorMakerInfo>).value);
+  }
+
+  /**
+   * The demo move: the group consumes part of the topic on the source and commits; its consumer stops;
+   * once offsetsync applied that commit on every target, the same group consumes the rest on each
+   * target in turn. Resolves with each move's replayed and skipped records, by record identity, and the
+   * line that reports them.
+   */
+  async moveGroup(): Promise<SandboxMove[]> {
     try {
       return await this.doMoveGroup();
     } catch (error: unknown) {
@@ -268,34 +349,57 @@ export class Sandbox {
     }
   }
 
-  private async doMoveGroup(): Promise<{ count: MoveCount; line: string }> {
+  private async doMoveGroup(): Promise<SandboxMove[]> {
     const endpoints = this.endpoints;
     if (endpoints === undefined) throw new Error('the sandbox has not started');
     const { testbed } = endpoints;
     const stopAt = demoStopOffsets(this.partitions, this.perPartition);
-    const consumedOnSource = await this.consumeOnSource(this.client(testbed.source.bootstrapServers), stopAt);
+    const consumedOnSource = await consumeUpTo(
+      this.client(this.bootstrap(testbed, SANDBOX_SOURCE)),
+      { group: this.group, topic: this.topic, stopAt },
+      this.watch(),
+    );
     this.step(
       `group ${this.group} consumed ${consumedOnSource.length} records on the source, committed ${stopAt.join(', ')} and stopped`,
     );
 
-    const targetOffsets = await this.waitForApplied(testbed, stopAt);
-    this.step(
-      `offsetsync committed ${this.group} on the target: ${stopAt.map((s, p) => `partition ${p} source ${s} -> target ${targetOffsets[p]}`).join(', ')}`,
-    );
+    const { jsm } = await this.nats(testbed.nats.url);
+    const applied = new Map<string, Position[]>();
+    for (const target of this.targets)
+      applied.set(target.cluster, await this.waitForApplied(jsm, target.cluster, stopAt));
+    this.step(`offsetsync committed ${this.group} on ${this.targets.map((t) => t.cluster).join(' and ')}:`);
+    for (const p of this.partitionNumbers())
+      this.step(
+        formatPositions(
+          p,
+          { cluster: SANDBOX_SOURCE, topic: this.topic, offset: stopAt[p]! },
+          this.targets.map((t) => applied.get(t.cluster)![p]!),
+        ),
+      );
 
-    const readOnTarget = await this.consumeOnTarget(this.client(testbed.target.bootstrapServers));
-    this.step(`group ${this.group} read ${readOnTarget.length} records on the target`);
-    const sourceRecords = Array.from({ length: this.partitions }, (_, p) =>
+    const sourceRecords = this.partitionNumbers().flatMap((p) =>
       Array.from({ length: this.perPartition }, (_, i) => demoRecordId(p, i)),
-    ).flat();
-    const count = countMove({ sourceRecords, consumedOnSource, readOnTarget });
-    return { count, line: formatMoveLine(this.group, count) };
+    );
+    const moves: SandboxMove[] = [];
+    for (const target of endpoints.targets) {
+      const readOnTarget = await consumeToEnd(
+        this.client(target.bootstrapServers),
+        { group: this.group, topic: target.topic },
+        this.watch(),
+      );
+      this.step(
+        `group ${this.group} read ${readOnTarget.length} records of ${target.topic} on ${target.cluster}`,
+      );
+      const count = countMove({ sourceRecords, consumedOnSource, readOnTarget });
+      moves.push({ target: target.cluster, count, line: formatMoveLine(this.group, target.cluster, count) });
+    }
+    return moves;
   }
 
   /**
    * Stops every process the sandbox started: the services first (so they leave the clusters politely),
-   * then MirrorMaker, then Kafka and NATS; removes the data, keeping the logs under `.infra/logs` when
-   * something failed. Runs once; later calls get the same promise. Resolves with the kept log folder.
+   * then the MirrorMakers, then Kafka and NATS; removes the data, keeping the logs under `.infra/logs`
+   * when something failed. Runs once; later calls get the same promise.
    */
   stop(): Promise<void> {
     this.stopping ??= this.doStop();
@@ -308,7 +412,7 @@ export class Sandbox {
     await Promise.all(this.services.map((s) => stopProcess(s.pid, { group: true, graceMs: 15_000 })));
     if (this.prometheusPid !== undefined)
       await stopProcess(this.prometheusPid, { group: true, graceMs: 15_000 });
-    if (this.mirrorMaker) await stopMirrorMaker(this.mirrorMaker);
+    await Promise.all(this.mirrorMakers.map((m) => stopMirrorMaker(m)));
     if (this.testbed) {
       const kept = await stopTestbed(this.testbed, { keepLogs: this.failed });
       if (kept) this.progress(Date.now() - this.began, `logs kept in ${kept}`);
@@ -317,6 +421,16 @@ export class Sandbox {
 
   private step(text: string): void {
     this.progress(Date.now() - this.began, text);
+  }
+
+  private partitionNumbers(): number[] {
+    return Array.from({ length: this.partitions }, (_, p) => p);
+  }
+
+  private bootstrap(testbed: TestbedInfo, cluster: string): string {
+    const info = testbed.clusters[cluster];
+    if (info === undefined) throw new Error(`the sandbox's test bed has no cluster ${cluster}`);
+    return info.bootstrapServers;
   }
 
   /** Awaits a launch of servers; when stop() was called meanwhile, fails with {@link SandboxStopped}. */
@@ -336,11 +450,17 @@ export class Sandbox {
     this.checkNotStopping();
     for (const service of this.services) {
       if (!isAlive(service.pid))
-        throw new GiveUp(`the ${service.role} (pid ${service.pid}) exited; log ${service.logFile}`);
+        throw new GiveUp(`the ${serviceName(service)} (pid ${service.pid}) exited; log ${service.logFile}`);
     }
-    if (this.mirrorMaker && !isAlive(this.mirrorMaker.pid)) {
-      throw new GiveUp(`MirrorMaker (pid ${this.mirrorMaker.pid}) exited; log ${this.mirrorMaker.logFile}`);
+    for (const mirrorMaker of this.mirrorMakers) {
+      if (!isAlive(mirrorMaker.pid))
+        throw new GiveUp(`MirrorMaker (pid ${mirrorMaker.pid}) exited; log ${mirrorMaker.logFile}`);
     }
+  }
+
+  /** What the demo consumers wait under: the step timeout, and {@link checkAlive}. */
+  private watch(): ConsumerWatch {
+    return { timeoutMs: this.stepTimeoutMs, check: () => this.checkAlive() };
   }
 
   private client(bootstrapServers: string): KafkaClient {
@@ -358,102 +478,42 @@ export class Sandbox {
     return admin;
   }
 
-  /** The target's own records, before any copy: {@link sandboxOwnRecords} per partition, not demo records. */
-  private async writeOwnTargetRecords(kafka: KafkaClient): Promise<void> {
-    const producer = kafka.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
-    try {
-      await producer.send({
-        topic: this.topic,
-        messages: Array.from({ length: this.partitions }, (_, partition) =>
-          Array.from({ length: sandboxOwnRecords(partition) }, (_, i) => ({
-            partition,
-            key: 'target-own',
-            value: `target-own:${partition}:${i}`,
-          })),
-        ).flat(),
-      });
-    } finally {
-      await producer.disconnect();
-    }
-  }
-
-  private async writeDemoRecords(kafka: KafkaClient): Promise<void> {
-    const producer = kafka.producer({ allowAutoTopicCreation: false });
-    await producer.connect();
-    try {
-      const records = demoRecords(this.partitions, this.perPartition, Date.now() - 3_600_000);
-      for (let start = 0; start < this.perPartition; start += 500) {
-        await producer.sendBatch({
-          topicMessages: [
-            {
-              topic: this.topic,
-              messages: records.flatMap((partition) =>
-                partition.slice(start, start + 500).map((r) => ({
-                  partition: r.partition,
-                  key: r.key,
-                  value: r.value,
-                  timestamp: String(r.timestampMs),
-                })),
-              ),
-            },
-          ],
-        });
-      }
-    } finally {
-      await producer.disconnect();
-    }
-  }
-
-  private async writeServiceConfig(testbed: TestbedInfo, healthPort: number): Promise<string> {
+  private async writeServiceConfig(
+    testbed: TestbedInfo,
+    healthPort: number,
+    specs: readonly SandboxServiceSpec[],
+  ): Promise<string> {
     const dir = join(testbed.workDir, 'offsetsync');
     await mkdir(dir, { recursive: true });
-    const cluster = (bootstrapServers: string) => ({
-      bootstrapServers: [bootstrapServers],
-      connectionTimeoutMs: '3s',
-      requestTimeoutMs: '10s',
-    });
-    const config = {
-      clusters: {
-        source: cluster(testbed.source.bootstrapServers),
-        target: cluster(testbed.target.bootstrapServers),
-      },
-      links: [{ source: 'source', target: 'target' }],
-      nats: { servers: [testbed.nats.url], subjectPrefix: SUBJECT_PREFIX },
-      collector: { cluster: 'source', fetchMaxWaitMs: '20ms' },
-      translator: { target: 'target', pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' },
-      committer: { target: 'target' },
-      health: { grpc: { host: '127.0.0.1', port: healthPort } },
-      heartbeat: { intervalMs: '1s' },
-      // Four processes share this file: each takes a free port for its own probe endpoint.
-      probes: { port: 0 },
-      telemetry: { prometheus: { enabled: false } },
-      logging: { level: 'info' },
-    };
     const file = join(dir, 'offsetsync.yaml');
+    const kafka = Object.fromEntries(
+      Object.values(testbed.clusters).map((c) => [c.name, c.bootstrapServers] as const),
+    );
     await writeFile(
       file,
-      `# Written by offsetsync sandbox: the one config file of all four services.\n${stringify(config)}`,
+      sandboxServiceConfigText(
+        { kafka, natsUrl: testbed.nats.url, subjectPrefix: SUBJECT_PREFIX, healthPort },
+        this.targets,
+        specs,
+      ),
     );
     return file;
   }
 
   /** Starts one service; with `metricsAddress` it serves Prometheus metrics there. */
-  private startService(role: SandboxRole, configFile: string, metricsAddress?: string): SandboxService {
-    const logFile = join(configFile, '..', `${role}.log`);
-    // Settings come from the file only (the sandbox's own environment holds no service settings), but for
-    // the metrics port: the four services share the file and each needs a port Prometheus knows.
-    const env: NodeJS.ProcessEnv = Object.fromEntries(
-      Object.entries(process.env).filter(([name]) => !name.startsWith(ENV_PREFIX)),
+  private startService(
+    spec: SandboxServiceSpec,
+    configFile: string,
+    metricsAddress?: string,
+  ): SandboxService {
+    const logFile = join(configFile, '..', serviceLogName(spec));
+    const pid = spawnDetached(
+      process.execPath,
+      [CLI_MAIN, spec.role, '--config', configFile],
+      logFile,
+      serviceEnv(spec, process.env, metricsAddress),
     );
-    if (metricsAddress !== undefined) {
-      const [host, port] = metricsAddress.split(':') as [string, string];
-      env[`${ENV_PREFIX}TELEMETRY__PROMETHEUS__ENABLED`] = 'true';
-      env[`${ENV_PREFIX}TELEMETRY__PROMETHEUS__HOST`] = host;
-      env[`${ENV_PREFIX}TELEMETRY__PROMETHEUS__PORT`] = port;
-    }
-    const pid = spawnDetached(process.execPath, [CLI_MAIN, role, '--config', configFile], logFile, env);
-    return { role, pid, logFile, ...(metricsAddress === undefined ? {} : { metricsAddress }) };
+    return { ...spec, pid, logFile, ...(metricsAddress === undefined ? {} : { metricsAddress }) };
   }
 
   private async nats(url: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> {
@@ -463,72 +523,40 @@ export class Sandbox {
   }
 
   /** Waits until every service published a heartbeat: each one connected and provisioned its streams. */
-  private async waitForHeartbeats(testbed: TestbedInfo): Promise<void> {
+  private async waitForHeartbeats(testbed: TestbedInfo, specs: readonly SandboxServiceSpec[]): Promise<void> {
     const names = new Names(SUBJECT_PREFIX);
     const { jsm } = await this.nats(testbed.nats.url);
     await waitFor(
-      'a heartbeat of every offsetsync service',
+      'a heartbeat of every offsetsync process',
       async () => {
         this.checkAlive();
         const info = await jsm.streams.info(names.stream('heartbeats'), {
           subjects_filter: names.heartbeatFilter(),
         });
         const subjects = Object.keys(info.state.subjects ?? {});
-        const beating = SANDBOX_ROLES.every((role) =>
-          subjects.some((s) => s.startsWith(`${SUBJECT_PREFIX}.heartbeat.${role}.`)),
-        );
-        return beating ? true : undefined;
+        return unheardRoles(specs, subjects, SUBJECT_PREFIX).length === 0 ? true : undefined;
       },
       { timeoutMs: this.stepTimeoutMs, intervalMs: 250 },
     );
   }
 
-  /** The demo consumer on the source: reads each partition up to its stop offset, commits it, leaves. */
-  private async consumeOnSource(kafka: KafkaClient, stopAt: readonly number[]): Promise<string[]> {
-    const consumer = kafka.consumer({ groupId: this.group });
-    await consumer.connect();
-    const consumed: string[] = [];
-    try {
-      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
-      const done = new Set<number>();
-      await this.untilDone(`group ${this.group} to consume on the source`, (resolve, reject) => {
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: async ({ batch }) => {
-              const p = batch.partition;
-              const stop = stopAt[p]!;
-              if (done.has(p)) return;
-              for (const m of batch.messages) {
-                if (Number(m.offset) >= stop) break;
-                consumed.push(m.value?.toString() ?? '');
-              }
-              if (Number(batch.lastOffset()) + 1 >= stop) {
-                await consumer.commitOffsets([{ topic: this.topic, partition: p, offset: String(stop) }]);
-                done.add(p);
-                if (done.size === this.partitions) resolve();
-              }
-            },
-          })
-          .catch(reject);
-      });
-    } finally {
-      await consumer.disconnect();
-    }
-    return consumed;
-  }
-
-  /** Waits until offsetsync applied the group's last source commit on the target, per partition. */
-  private async waitForApplied(testbed: TestbedInfo, stopAt: readonly number[]): Promise<number[]> {
+  /**
+   * Waits until offsetsync applied the group's last source commit on `target`, per partition; resolves
+   * with where: the topic offsetsync reports there (its link's topic names) and the offset.
+   */
+  private async waitForApplied(
+    jsm: JetStreamManager,
+    target: string,
+    stopAt: readonly number[],
+  ): Promise<Position[]> {
     const names = new Names(SUBJECT_PREFIX);
-    const { jsm } = await this.nats(testbed.nats.url);
     return waitFor(
-      `offsetsync to apply ${this.group} on the target`,
+      `offsetsync to apply ${this.group} on ${target}`,
       async () => {
         this.checkAlive();
-        const targetOffsets: number[] = [];
-        for (let partition = 0; partition < this.partitions; partition++) {
-          const subject = names.applied('source', 'target', {
+        const positions: Position[] = [];
+        for (const partition of this.partitionNumbers()) {
+          const subject = names.applied(SANDBOX_SOURCE, target, {
             group: this.group,
             topic: this.topic,
             partition,
@@ -543,79 +571,17 @@ export class Sandbox {
           ) {
             return undefined;
           }
-          targetOffsets.push(event.targetOffset);
+          // An empty target topic means the same name as on the source.
+          positions.push({
+            cluster: target,
+            topic: event.targetTopic === '' ? this.topic : event.targetTopic,
+            offset: event.targetOffset,
+          });
         }
-        return targetOffsets;
+        return positions;
       },
       { timeoutMs: this.stepTimeoutMs, intervalMs: 250 },
     );
-  }
-
-  /** The same group on the target: reads from its committed offsets to the end of every partition. */
-  private async consumeOnTarget(kafka: KafkaClient): Promise<string[]> {
-    const admin = await this.admin(kafka);
-    const ends = new Map(
-      (await admin.fetchTopicOffsets(this.topic)).map((o) => [o.partition, Number(o.high)] as const),
-    );
-    const committed = await admin.fetchOffsets({ groupId: this.group, topics: [this.topic] });
-    const reachedEnd = new Set<number>();
-    for (const p of committed[0]?.partitions ?? []) {
-      if (Number(p.offset) >= (ends.get(p.partition) ?? 0)) reachedEnd.add(p.partition);
-    }
-    const read: string[] = [];
-    if (reachedEnd.size === this.partitions) return read;
-    const consumer = kafka.consumer({ groupId: this.group });
-    await consumer.connect();
-    try {
-      await consumer.subscribe({ topic: this.topic, fromBeginning: true });
-      await this.untilDone(`group ${this.group} to read the rest on the target`, (resolve, reject) => {
-        consumer
-          .run({
-            autoCommit: false,
-            eachBatch: ({ batch }) => {
-              for (const m of batch.messages) read.push(m.value?.toString() ?? '');
-              if (Number(batch.lastOffset()) + 1 >= (ends.get(batch.partition) ?? 0))
-                reachedEnd.add(batch.partition);
-              if (reachedEnd.size === this.partitions) resolve();
-              return Promise.resolve();
-            },
-          })
-          .catch(reject);
-      });
-    } finally {
-      await consumer.disconnect();
-    }
-    return read;
-  }
-
-  /** A promise settled by `body`, rejected after the step timeout or when a started process died. */
-  private untilDone(
-    what: string,
-    body: (resolve: () => void, reject: (error: unknown) => void) => void,
-  ): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const deadline = Date.now() + this.stepTimeoutMs;
-      const timer = setInterval(() => {
-        try {
-          this.checkAlive();
-          if (Date.now() > deadline)
-            throw new Error(`timed out after ${this.stepTimeoutMs} ms waiting for ${what}`);
-        } catch (error: unknown) {
-          clearInterval(timer);
-          reject(asError(error));
-        }
-      }, 250);
-      body(
-        () => {
-          clearInterval(timer);
-          resolve();
-        },
-        (error) => {
-          clearInterval(timer);
-          reject(asError(error));
-        },
-      );
-    });
   }
 }
 
@@ -628,8 +594,4 @@ export class SandboxStopped extends GiveUp {
   constructor() {
     super('the sandbox is stopping');
   }
-}
-
-function asError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }

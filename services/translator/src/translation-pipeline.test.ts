@@ -39,10 +39,10 @@ class FakeMessage implements CommittedMessage {
     readonly subject: string,
     readonly seq: number,
     readonly data: Uint8Array,
-    type: string,
+    type: string | undefined,
     deliveries = 1,
   ) {
-    this.headers.set('Offsetsync-Event', type);
+    if (type !== undefined) this.headers.set('Offsetsync-Event', type);
     this.info = { redeliveryCount: deliveries };
   }
   ack(): void {
@@ -365,11 +365,39 @@ describe('TranslationPipeline', () => {
       new Uint8Array([0xff, 0xff]),
       'OffsetCommitted',
     );
-    await pipeline.handleBatch([older, newer, deleted, garbage]);
+    // Poison beside it: a commit without a type header, and one with a negative partition.
+    const untyped = new FakeMessage(
+      names.committed('src', { group: 'u', topic: 'orders', partition: 0 }),
+      5,
+      OffsetCommitted.encode(
+        OffsetCommitted.fromPartial({
+          sourceCluster: 'src',
+          group: 'u',
+          topic: 'orders',
+          committedOffset: 3,
+        }),
+      ).finish(),
+    );
+    const negative = new FakeMessage(
+      names.committed('src', { group: 'n', topic: 'orders', partition: 0 }),
+      6,
+      OffsetCommitted.encode(
+        OffsetCommitted.fromPartial({
+          sourceCluster: 'src',
+          group: 'n',
+          topic: 'orders',
+          partition: -1,
+          committedOffset: 3,
+          version: { offsetsPartition: 1, offsetsOffset: 1 },
+        }),
+      ).finish(),
+      'OffsetCommitted',
+    );
+    await pipeline.handleBatch([older, newer, deleted, garbage, untyped, negative]);
 
     expect(older.settled).toEqual(['ack']);
     expect(deleted.settled).toEqual(['ack']);
-    expect(garbage.settled).toEqual(['term']);
+    expect([garbage, untyped, negative].map((m) => m.settled)).toEqual([['term'], ['term'], ['term']]);
     expect(newer.settled).toEqual(['ack']);
     expect(published).toMatchObject([
       {
@@ -377,7 +405,7 @@ describe('TranslationPipeline', () => {
         event: { outcome: TranslationOutcome.TRANSLATION_OUTCOME_EXACT, targetOffset: 19, sourceOffset: 12 },
       },
     ]);
-    expect(counts).toEqual(['undecodable', 'exact']);
+    expect(counts).toEqual(['undecodable', 'undecodable', 'malformed', 'exact']);
     expect(codes(problems)).toEqual([ErrorCodes.DECODE_ERROR]);
 
     await pipeline.handleBatch([commit(0, 13)]);
@@ -413,6 +441,7 @@ describe('TranslationPipeline', () => {
   it('refuses an invalid source commit without asking the target', async () => {
     const { pipeline, locator, published } = setup();
     const event = OffsetCommitted.fromPartial({
+      sourceCluster: 'src',
       group: 'g',
       topic: 'orders',
       version: { offsetsPartition: 1, offsetsOffset: 5 },

@@ -202,24 +202,27 @@ export class TranslationPipeline {
     // Only the newest event of each key matters; older ones in the same batch are done.
     for (const message of superseded) message.ack();
     const work: Work[] = [];
-    let undecodable: OffsetSyncError | undefined;
+    let unusable: OffsetSyncError | undefined;
     let readable = false;
     for (const message of newest) {
-      const read = readCommit(message);
-      if (read.kind === 'undecodable') {
+      const read = readCommit(message, this.link.source, this.options.names);
+      if (read.kind === 'unusable') {
         this.options.logger.error(
-          { err: read.error, subject: message.subject },
-          'undecodable OffsetCommitted event; dropped',
+          { err: read.error, subject: message.subject, outcome: read.outcome },
+          'unusable committed event; terminated',
         );
-        this.options.record('undecodable');
+        this.options.record(read.outcome);
+        // Redelivering it would never help. Without a reason: nats-server 2.9 ignores a +TERM with one.
         message.term();
-        undecodable = read.error;
+        unusable = read.error;
         continue;
       }
       readable = true;
       if (read.kind === 'no-translation') {
-        // Deletions need no translation; the committer does not delete offsets on targets.
+        // Deletions need no translation; the committer does not delete offsets on targets. A type of a
+        // newer build is counted, so that a translator older than its collector shows.
         message.ack();
+        if (read.unknownType !== undefined) this.options.record('unknown_type');
         continue;
       }
       if (this.filter.commit(read.event.group, read.event.topic) !== undefined) {
@@ -248,7 +251,7 @@ export class TranslationPipeline {
       const translation = decideWithoutTarget(read.event, target);
       work.push({ message, event: read.event, span, translation });
     }
-    if (undecodable !== undefined) this.options.problems?.fail(TranslatorAreas.readCommits, undecodable);
+    if (unusable !== undefined) this.options.problems?.fail(TranslatorAreas.readCommits, unusable);
     else if (readable) this.options.problems?.recover(TranslatorAreas.readCommits);
     return work;
   }

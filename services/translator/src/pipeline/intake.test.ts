@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { headers } from 'nats';
 import { describe, expect, it } from 'vitest';
-import { ErrorCodes, OffsetCommitted, OffsetDeleted } from '@offsetsync/contracts';
+import { ErrorCodes, Names, OffsetCommitted, OffsetDeleted } from '@offsetsync/contracts';
 import { newestPerSubject, readCommit } from './intake.js';
 
 function message(type: string | undefined, data: Uint8Array) {
@@ -38,25 +38,88 @@ describe('newestPerSubject', () => {
 });
 
 describe('readCommit', () => {
-  it('reads an OffsetCommitted with its trace, and takes everything else as needing no translation', () => {
-    const committed = OffsetCommitted.encode(
-      OffsetCommitted.fromPartial({ group: 'g', committedOffset: 5 }),
-    ).finish();
-    expect(readCommit(message('OffsetCommitted', committed))).toMatchObject({
+  const names = new Names('osync');
+  const good = OffsetCommitted.fromPartial({
+    sourceCluster: 'src',
+    group: 'g',
+    topic: 'orders',
+    partition: 2,
+    committedOffset: 5,
+    version: { offsetsPartition: 1, offsetsOffset: 9 },
+  });
+  const on = (type: string | undefined, event: OffsetCommitted | Uint8Array, subject?: string) => ({
+    ...message(type, event instanceof Uint8Array ? event : OffsetCommitted.encode(event).finish()),
+    subject: subject ?? names.committed('src', good),
+  });
+
+  it('reads an OffsetCommitted on its own subject, and needs no translation for the other known types', () => {
+    expect(readCommit(on('OffsetCommitted', good), 'src', names)).toMatchObject({
       kind: 'commit',
       event: { group: 'g', committedOffset: 5 },
     });
     const deleted = OffsetDeleted.encode(OffsetDeleted.fromPartial({ group: 'g' })).finish();
-    expect(readCommit(message('OffsetDeleted', deleted))).toEqual({ kind: 'no-translation' });
-    // As before the envelope: only a message typed OffsetCommitted is translated.
-    expect(readCommit(message(undefined, committed))).toEqual({ kind: 'no-translation' });
-    expect(readCommit(message('SomethingNewer', committed))).toEqual({ kind: 'no-translation' });
+    expect(readCommit(on('OffsetDeleted', deleted), 'src', names)).toEqual({ kind: 'no-translation' });
+    // A type of a newer build: settled, and named so that it is counted.
+    expect(readCommit(on('SomethingNewer', good), 'src', names)).toEqual({
+      kind: 'no-translation',
+      unknownType: 'SomethingNewer',
+    });
   });
 
-  it('files an OffsetCommitted that cannot be decoded as DECODE_ERROR', () => {
-    expect(readCommit(message('OffsetCommitted', new Uint8Array([0xff, 0xff, 0xff])))).toMatchObject({
-      kind: 'undecodable',
-      error: { code: ErrorCodes.DECODE_ERROR, details: { eventType: 'OffsetCommitted' } },
-    });
+  it('takes a message without a type header or with a payload that does not decode as undecodable poison', () => {
+    const subject = names.committed('src', good);
+    for (const m of [on(undefined, good), on('OffsetCommitted', new Uint8Array([0xff, 0xff, 0xff]))])
+      expect(readCommit(m, 'src', names)).toMatchObject({
+        kind: 'unusable',
+        outcome: 'undecodable',
+        error: { code: ErrorCodes.DECODE_ERROR, details: { resource: `SUBJECT:${subject}` } },
+      });
+  });
+
+  it('takes a decoded commit that cannot be one as malformed poison', () => {
+    for (const bad of [
+      { partition: -1 },
+      { topic: '' },
+      { topic: 'no spaces allowed' },
+      { committedOffset: -1 },
+      { version: undefined },
+    ]) {
+      const event = { ...good, ...bad };
+      expect({ bad, read: readCommit(on('OffsetCommitted', event), 'src', names) }).toMatchObject({
+        bad,
+        read: { kind: 'unusable', outcome: 'malformed', error: { code: ErrorCodes.DECODE_ERROR } },
+      });
+    }
+  });
+
+  it('refuses a commit whose body names another source or key than its subject', () => {
+    const refused = {
+      kind: 'unusable',
+      outcome: 'refused_subject_mismatch',
+      error: { code: 'EVENT_REFUSED' },
+    };
+    expect(
+      readCommit(on('OffsetCommitted', { ...good, sourceCluster: 'other' }), 'src', names),
+    ).toMatchObject(refused);
+    expect(readCommit(on('OffsetCommitted', { ...good, group: 'h' }), 'src', names)).toMatchObject(refused);
+    expect(readCommit(on('OffsetCommitted', { ...good, partition: 3 }), 'src', names)).toMatchObject(refused);
+  });
+
+  it('reads every well-formed commit on its own subject as a commit', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 2_000 }),
+        fc.stringMatching(/^[a-zA-Z0-9._-]{1,249}$/),
+        fc.nat(10_000),
+        fc.nat(),
+        (group, topic, partition, committedOffset) => {
+          fc.pre(topic !== '.' && topic !== '..');
+          const event = { ...good, group, topic, partition, committedOffset };
+          const subject = names.committed('src', event);
+          expect(readCommit(on('OffsetCommitted', event, subject), 'src', names).kind).toBe('commit');
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -503,7 +503,7 @@ describe('committer', () => {
     ).toBe('running');
   });
 
-  it('refuses, counts and reports an event of another link, one on another key subject and an offset past the log end, applying the valid events of the batch on their first delivery', async () => {
+  it('refuses, counts and reports an event of another link, one on another key subject, an offset past the log end and poison (undecodable, a negative partition), applying the valid events of the batch (a 10,000-character group among them) on their first delivery', async () => {
     // Two partitions of 10 records each: log end offset 10.
     const topic = await createTargetTopic(2, 10);
     const prefix = uniqueName('com-refuse');
@@ -512,6 +512,11 @@ describe('committer', () => {
       { key: key('valid-a', 0), version: { offsetsPartition: 1, offsetsOffset: 10 }, targetOffset: 4 },
       // At the log end: the position after the last record, valid.
       { key: key('valid-b', 1), version: { offsetsPartition: 2, offsetsOffset: 10 }, targetOffset: 10 },
+      {
+        key: key('g'.repeat(10_000), 0),
+        version: { offsetsPartition: 6, offsetsOffset: 10 },
+        targetOffset: 5,
+      },
     ];
     const foreign = {
       key: key('foreign', 0),
@@ -535,9 +540,34 @@ describe('committer', () => {
     const { publisher, jsm } = await jetstream();
     // Published before the committer starts, so its first pull takes them as one batch.
     await provisionStreams(jsm, streamSpecs(names, 1));
+    // Poison: a payload that is no OffsetTranslated, and a body with a negative partition on the subject
+    // of partition 0.
+    const garbage = {
+      ...translatedMessage(names, {
+        key: key('garbage', 0),
+        version: { offsetsPartition: 7, offsetsOffset: 10 },
+        targetOffset: 1,
+      }),
+      payload: new Uint8Array([0xff, 0xff, 0xff, 0xff]),
+    };
+    const negative = translatedMessage(names, {
+      key: key('negative', -1),
+      subjectKey: key('negative', 0),
+      version: { offsetsPartition: 8, offsetsOffset: 10 },
+      targetOffset: 1,
+    });
     await publishAll(
       publisher,
-      [valid[0]!, foreign, misplaced, beyond, valid[1]!].map((t) => translatedMessage(names, t)),
+      [
+        translatedMessage(names, valid[0]!),
+        translatedMessage(names, foreign),
+        garbage,
+        translatedMessage(names, misplaced),
+        translatedMessage(names, valid[2]!),
+        negative,
+        translatedMessage(names, beyond),
+        translatedMessage(names, valid[1]!),
+      ],
       { concurrency: 1 },
     );
     const committer = await startService('committer', config);
@@ -547,12 +577,13 @@ describe('committer', () => {
       async () => {
         const [b] = await heartbeats(jsm, names, ServiceRole.SERVICE_ROLE_COMMITTER).catch(() => []);
         const counts = b?.progress?.eventsByOutcome ?? {};
-        return Object.values(counts).reduce((sum, n) => sum + n, 0) >= 5 ? b : undefined;
+        return Object.values(counts).reduce((sum, n) => sum + n, 0) >= 8 ? b : undefined;
       },
       { timeoutMs: 30_000, intervalMs: 100 },
     );
     expect(beat.progress?.eventsByOutcome).toEqual({
-      applied: 2,
+      applied: 3,
+      malformed: 2,
       refused_foreign_link: 1,
       refused_subject_mismatch: 1,
       skipped_out_of_log_bounds: 1,
@@ -609,7 +640,7 @@ describe('committer', () => {
       { timeoutMs: 5_000, intervalMs: 100 },
     );
     expect(consumer.num_redelivered).toBe(0);
-    expect(consumer.delivered.consumer_seq).toBe(5);
+    expect(consumer.delivered.consumer_seq).toBe(8);
 
     const log = await committer.log();
     expect(log).toMatch(/refused a translated event for a link this committer does not serve/);

@@ -377,6 +377,7 @@ describe('TranslationPipeline', () => {
           committedOffset: 3,
         }),
       ).finish(),
+      undefined,
     );
     const negative = new FakeMessage(
       names.committed('src', { group: 'n', topic: 'orders', partition: 0 }),

@@ -5,7 +5,8 @@
 // another, each from its own start with the machine to itself (or, with --together, all from one start).
 // The target is polled the same way for every system: each open group's committed offsets, mapped by
 // record identity to the source position they stand for (see bootstrap-ledger.ts for what counts as
-// applied).
+// applied). With --added-target, a second target joins offsetsync's running system after its phase (see
+// bench/support/added-target-phase.ts).
 import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -18,6 +19,7 @@ import {
   type ApplyRule,
   type LedgerSummary,
 } from '../support/bootstrap-ledger.js';
+import { copyToAddedTarget, measureAddedTarget } from '../support/added-target-phase.js';
 import { seededRandom } from '../support/commit-workload.js';
 import { Cleanup, stopOnSignals } from '@offsetsync/harness';
 import {
@@ -47,8 +49,20 @@ const HELP = `Usage: npm run -s bench -- --scenario bootstrap [options]
   --connections <n>         connections to each cluster for commits and polls (default 4)
   --expect-shift <n>        adds n to every expected source position (default 0): a check of the benchmark
                             itself; with n != 0 offsetsync's group partitions must be reported not applied
+                            (on the added target too, and the run then exits with 1)
+  --added-target            after offsetsync's phase, a third cluster (the topic copied from the source after
+                            records of its own) joins offsetsync's running system with a translator and a
+                            committer of its own: time until every group partition is exact there, the
+                            collector's count of commits read before and after (it must not move), CPU
+                            seconds per process; under "added_target" in the result line. Exits with 1 when
+                            a group partition is not exact there or the collector read commits again.
+                            Needs offsetsync in --systems; not with --together
 `;
 
+/** The cluster that joins with --added-target. */
+const ADDED_TARGET = 'added';
+/** Records the added target's copy holds of its own first: not as many as the first target's (17 + p). */
+const addedOwnRecords = (p: number): number => 40 + 2 * p;
 /** offsetsync's target: every group partition applied within this many ms of the start. */
 const TARGET_MS = 60_000;
 /** A poll round starts at most this often, so a small run does not poll the broker flat out. */
@@ -97,6 +111,7 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
       'poll-concurrency': { type: 'string', default: '32' },
       connections: { type: 'string', default: '4' },
       'expect-shift': { type: 'string', default: '0' },
+      'added-target': { type: 'boolean', default: false },
     },
   });
   if (values.help === true) {
@@ -127,12 +142,18 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
   const unknown = systems.filter((s) => !(SYSTEMS as readonly string[]).includes(s));
   if (unknown.length > 0 || systems.length === 0 || new Set(systems).size !== systems.length)
     problems.push(`--systems takes distinct names of ${SYSTEMS.join(', ')}: ${values.systems}`);
+  const together = values.together === true;
+  const addedTarget = values['added-target'] === true;
+  // The added target is offsetsync's alone: a MirrorMaker syncing its groups meanwhile would share the CPU.
+  if (addedTarget && !systems.includes('offsetsync'))
+    problems.push('--added-target needs offsetsync in --systems');
+  if (addedTarget && together)
+    problems.push('--added-target is measured with offsetsync alone: not with --together');
   if (problems.length > 0) {
     process.stderr.write(`${problems.join('\n')}\n${HELP}`);
     return 2;
   }
   const selected = SYSTEMS.filter((s) => systems.includes(s));
-  const together = values.together === true;
 
   const cleanup = new Cleanup(say);
   stopOnSignals(cleanup, say);
@@ -143,6 +164,7 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
     `${selected.join(', ')}: ${groups} groups x ${partitions} partitions = ${groups * partitions} group partitions each, ${records} records per partition`,
   );
   let result: Record<string, unknown> | undefined;
+  let addedTargetFailures: string[] = [];
   try {
     const run = randomBytes(3).toString('hex');
     const topic = `bench-mm2-${run}-boot`;
@@ -157,6 +179,7 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
       partitions,
       ownRecords,
       systemsStart: 'deferred',
+      ...(addedTarget ? { addedTargets: [ADDED_TARGET] } : {}),
       fill: async (producer) => {
         for (let start = 0; start < records; start += 1_000)
           await producer.send({
@@ -171,6 +194,16 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
           });
       },
     });
+
+    if (addedTarget)
+      await copyToAddedTarget({
+        bed,
+        target: ADDED_TARGET,
+        topic,
+        partitions,
+        ownRecords: addedOwnRecords,
+        say,
+      });
 
     // The selected systems' target copies must hold every record before any group commits.
     const copies = new Map<string, Array<Array<number | undefined>>>();
@@ -445,11 +478,33 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
     const systemsResult: Record<string, unknown> = {};
     const phaseResults: Array<Record<string, unknown>> = [];
     let osync: LedgerSummary | undefined;
+    let added: Record<string, unknown> | undefined;
     for (const [i, phase] of phases.entries()) {
       const measured = await measurePhase(phase);
       Object.assign(systemsResult, measured.systems);
       phaseResults.push(measured.phase);
       osync ??= measured.summaries.get('offsetsync');
+      if (addedTarget && osync !== undefined && phase.includes('offsetsync')) {
+        // Measured whether or not the first target got every group partition: the result says which.
+        const measuredAdded = await measureAddedTarget({
+          bed,
+          cleanup,
+          say,
+          target: ADDED_TARGET,
+          topic,
+          groups: Array.from({ length: groups }, (_, g) => groupName('offsetsync', g)),
+          partitions,
+          records,
+          expected: (g, p) => (positions[g]![p] as number) + expectShift,
+          firstTargetComplete: osync.not_applied === 0,
+          deadlineMs,
+          pollConcurrency,
+          connections,
+        });
+        added = measuredAdded.result;
+        addedTargetFailures = measuredAdded.failures;
+        say(`added target ${JSON.stringify(added)}`);
+      }
       if (phase.includes('offsetsync') && i < phases.length - 1) {
         await bed.stopOffsetsync();
         say('offsetsync stopped; the next system has the machine');
@@ -479,6 +534,7 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
           }
         : {}),
       ...(selected.includes('mm2_tuned') ? { mm2_tuned: MM2_TUNED } : {}),
+      ...(added === undefined ? {} : { added_target: added }),
       seconds: Math.round((Date.now() - began) / 1_000),
       cores: cpus().length,
       load_avg_at_start: Math.round(loadAtStart * 100) / 100,
@@ -493,5 +549,9 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
   }
   if (result === undefined) return 1;
   process.stdout.write(`${JSON.stringify(result)}\n`);
+  if (addedTargetFailures.length > 0) {
+    say(`added target failed: ${addedTargetFailures.join('; ')}`);
+    return 1;
+  }
   return 0;
 }

@@ -8,13 +8,16 @@
 //   mm2-tuned    copies the same topics to `source.<topic>` (default policy, so the two copies do not mix)
 //                and syncs the groups `mm2t-<run>-*` every second, with offset.lag.max 0
 //   offsetsync   collector, translator and committer, groups `osync-<run>-*`, onto the identity copy
+//
+// A bed may hold further clusters for targets that join the running system later (`addedTargets`): a link
+// to one of them gets its own translator and committer (`startLink`), as an operator would add them.
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import kafkajs from 'kafkajs';
-import { connect, type NatsConnection } from 'nats';
+import { connect, NatsError, type NatsConnection } from 'nats';
 import pino from 'pino';
-import { Names } from '@offsetsync/contracts';
+import { Heartbeat, Names } from '@offsetsync/contracts';
 import { provisionStreams, streamSpecs } from '@offsetsync/jetstream';
 import { KafkaAdapter } from '@offsetsync/kafka';
 import {
@@ -53,6 +56,8 @@ export const MM2_TUNED: Omit<MirrorMakerOffsetTranslation, 'groups'> = {
 /** Source alias, and so the prefix the tuned MirrorMaker's default replication policy gives topic names. */
 const SOURCE = 'source';
 const TARGET = 'target';
+/** JetStream's error code for a message get that found nothing: the collector sent no heartbeat yet. */
+const NO_MESSAGE_FOUND = 10037;
 /** The services of the pipeline; the benchmarks run no health service. */
 type PipelineRole = Exclude<Role, 'health'>;
 const ROLES: readonly PipelineRole[] = ['collector', 'translator', 'committer'];
@@ -73,6 +78,14 @@ export interface ComparisonBed {
   nc: NatsConnection;
   /** offsetsync's service processes once started (collector, translator, committer). */
   services: readonly ServiceProcess[];
+  /** The last heartbeat offsetsync's collector sent, undefined before its first. */
+  collectorHeartbeat(): Promise<Heartbeat | undefined>;
+  /**
+   * Starts a translator and a committer for the link from the source to `target`, one of the bed's
+   * `addedTargets`, configured with every link as a system that gained this one is. The collector runs
+   * on as it is: it serves every link from the same streams. `stopOffsetsync` stops these services too.
+   */
+  startLink(target: string): Promise<readonly ServiceProcess[]>;
   /**
    * With `systemsStart: 'deferred'`: starts the selected systems' group sync, all at once (offsetsync's
    * services; each selected MirrorMaker restarted with its groups). May be called again for other systems;
@@ -107,10 +120,19 @@ export async function startComparisonBed(options: {
    * offsetsync's services wait until `startSystems` is called, so groups can commit on the source first.
    */
   systemsStart?: 'at-once' | 'deferred';
+  /**
+   * Names of further Kafka clusters the bed starts, for targets that join later (see `startLink`); they
+   * hold no topic until the caller creates one. Default: none.
+   */
+  addedTargets?: readonly string[];
 }): Promise<ComparisonBed> {
   const { say, cleanup } = options;
   const run = options.run ?? randomBytes(3).toString('hex');
-  const testbedStart = acquireTestbed({ log: (line) => say(`test bed: ${line}`) });
+  const addedTargets = options.addedTargets ?? [];
+  const testbedStart = acquireTestbed({
+    log: (line) => say(`test bed: ${line}`),
+    ...(addedTargets.length === 0 ? {} : { clusters: [SOURCE, TARGET, ...addedTargets] }),
+  });
   cleanup.push('stopping the test bed', async () => {
     const testbed = await testbedStart.catch(() => undefined);
     if (testbed === undefined) return;
@@ -273,6 +295,7 @@ export async function startComparisonBed(options: {
     probes: { port: 0 },
     logging: { level: process.env.BENCH_SERVICE_LOG_LEVEL ?? 'warn' },
   };
+  const translatorRetries = { pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' };
   const sections: Record<PipelineRole, Record<string, unknown>> = {
     collector: {
       collector: {
@@ -282,26 +305,36 @@ export async function startComparisonBed(options: {
         fetchMaxWaitMs: '20ms',
       },
     },
-    translator: { translator: { target: TARGET, pendingRetryMinMs: '100ms', pendingRetryMaxMs: '1s' } },
+    translator: { translator: { target: TARGET, ...translatorRetries } },
     committer: { committer: { target: TARGET } },
   };
   const services: ServiceProcess[] = [];
+  /** Services of links started later (`startLink`). */
+  const linkServices: ServiceProcess[] = [];
+  const startService = async (
+    role: PipelineRole,
+    name: string,
+    config: Record<string, unknown>,
+  ): Promise<ServiceProcess> => {
+    if (cleanup.stopping) throw new Error(`not starting the ${name}: the benchmark is stopping`);
+    const service = await startBenchService(role, config);
+    cleanup.push(`stopping the ${name}`, async () => {
+      await service.stop();
+      if (cleanup.failed) say(`${name} config and log kept in ${service.dir}`);
+      else if (process.env.BENCH_KEEP_SERVICE_LOGS === '1') say(`${name} log kept in ${service.logFile}`);
+      else await rm(service.dir, { recursive: true, force: true });
+    });
+    return service;
+  };
   const startServices = async (): Promise<void> => {
-    for (const role of ROLES) {
-      if (cleanup.stopping) throw new Error(`not starting the ${role}: the benchmark is stopping`);
-      const service = await startBenchService(role, {
-        ...common,
-        instance: { id: `bench-mm2-${role}` },
-        ...sections[role],
-      });
-      services.push(service);
-      cleanup.push(`stopping the ${role}`, async () => {
-        await service.stop();
-        if (cleanup.failed) say(`${role} config and log kept in ${service.dir}`);
-        else if (process.env.BENCH_KEEP_SERVICE_LOGS === '1') say(`${role} log kept in ${service.logFile}`);
-        else await rm(service.dir, { recursive: true, force: true });
-      });
-    }
+    for (const role of ROLES)
+      services.push(
+        await startService(role, role, {
+          ...common,
+          instance: { id: `bench-mm2-${role}` },
+          ...sections[role],
+        }),
+      );
     say(
       `offsetsync collector, translator and committer started (pids ${services.map((s) => s.pid).join(', ')})`,
     );
@@ -327,7 +360,45 @@ export async function startComparisonBed(options: {
     return promise;
   };
   const stopOffsetsync = async (): Promise<void> => {
-    await Promise.all(services.map((service) => service.stop()));
+    await Promise.all([...services, ...linkServices].map((service) => service.stop()));
+  };
+  const startLink = async (target: string): Promise<readonly ServiceProcess[]> => {
+    const cluster = testbed.info.clusters[target];
+    if (!addedTargets.includes(target) || cluster === undefined)
+      throw new Error(`${target} is not one of the bed's added targets (${addedTargets.join(', ')})`);
+    if (services.length === 0)
+      throw new Error(`a link to ${target} joins a running system: start offsetsync first`);
+    const config = {
+      ...common,
+      clusters: { ...common.clusters, [target]: clusterConfig(cluster.bootstrapServers) },
+      links: [...common.links, { source: SOURCE, target }],
+    };
+    const started = await Promise.all([
+      startService('translator', `translator of ${target}`, {
+        ...config,
+        instance: { id: `bench-mm2-translator-${target}` },
+        translator: { target, ...translatorRetries },
+      }),
+      startService('committer', `committer of ${target}`, {
+        ...config,
+        instance: { id: `bench-mm2-committer-${target}` },
+        committer: { target },
+      }),
+    ]);
+    linkServices.push(...started);
+    return started;
+  };
+  const collectorHeartbeat = async (): Promise<Heartbeat | undefined> => {
+    const jsm = await nc.jetstreamManager();
+    try {
+      const message = await jsm.streams.getMessage(names.stream('heartbeats'), {
+        last_by_subj: names.heartbeat('collector', 'bench-mm2-collector'),
+      });
+      return Heartbeat.decode(message.data);
+    } catch (error: unknown) {
+      if (error instanceof NatsError && error.api_error?.err_code === NO_MESSAGE_FOUND) return undefined;
+      throw error;
+    }
   };
   const startSelected = async (systems: readonly SystemName[]): Promise<SystemsStarted> => {
     const startedMs: Partial<Record<SystemName, number>> = {};
@@ -368,6 +439,8 @@ export async function startComparisonBed(options: {
     mirrorMakers,
     nc,
     services,
+    collectorHeartbeat,
+    startLink,
     startSystems,
     stopOffsetsync,
   };

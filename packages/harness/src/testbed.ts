@@ -18,14 +18,16 @@ export interface AcquiredTestbed {
 
 /**
  * Reuses the running test bed when `OFFSETSYNC_TESTBED=reuse`, otherwise starts one (secured with
- * `secure`). A reused bed must be secured exactly when `secure` is given: plaintext clients against a
- * secured bed (or the reverse) would fail far from the cause. A test bed that fails to start stops
- * whatever of it did start.
+ * `secure`). A reused bed must be secured exactly when `secure` is given, and hold every cluster of
+ * `clusters`: plaintext clients against a secured bed (or the reverse), or a cluster missing, would fail
+ * far from the cause. A test bed that fails to start stops whatever of it did start.
  */
 export async function acquireTestbed(options: {
   log: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   secure?: SecureTestbedOptions;
+  /** The Kafka clusters by name, as `startTestbed` takes them. Default: its default, source and target. */
+  clusters?: readonly string[];
 }): Promise<AcquiredTestbed> {
   const env = options.env ?? process.env;
   if (env.OFFSETSYNC_TESTBED === 'reuse') {
@@ -44,12 +46,18 @@ export async function acquireTestbed(options: {
       throw new Error(
         `OFFSETSYNC_TESTBED=reuse but the test bed in ${file} is ${running} and this run needs a ${wanted} one: run 'npm run infra -- down' and 'up'${wanted === 'secured' ? ' --secure' : ''}`,
       );
+    const missing = (options.clusters ?? []).filter((name) => info.clusters[name] === undefined);
+    if (missing.length > 0)
+      throw new Error(
+        `OFFSETSYNC_TESTBED=reuse but the test bed in ${file} has no cluster ${missing.join(', ')}: run this without OFFSETSYNC_TESTBED=reuse`,
+      );
     options.log(`reusing the test bed from ${file}`);
     return { info, owned: false };
   }
   const info = await startTestbed({
     log: options.log,
     ...(options.secure === undefined ? {} : { secure: options.secure }),
+    ...(options.clusters === undefined ? {} : { clusters: options.clusters }),
   });
   return { info, owned: true };
 }

@@ -59,7 +59,7 @@ export type CommitRead =
   | { kind: 'unusable'; outcome: UnusableOutcome; error: OffsetSyncError };
 
 /** What in a decoded commit cannot be: a message for the log, or undefined when it is usable. Pure. */
-export function commitFieldProblem(event: OffsetCommitted): string | undefined {
+function commitFieldProblem(event: OffsetCommitted): string | undefined {
   if (!TOPIC_NAME_PATTERN.test(event.topic))
     return `topic ${JSON.stringify(event.topic.slice(0, 300))} is not a Kafka topic name`;
   if (!Number.isInteger(event.partition) || event.partition < 0) return `partition ${event.partition}`;

@@ -140,7 +140,7 @@ export class TranslationPipeline {
   private readonly clock: () => number;
   private readonly link: Link;
   /** The keys whose last translation is pending. */
-  readonly pending = new PendingTranslations();
+  readonly pending: PendingTranslations;
   /** Translations that may still be revised forward. */
   readonly revisions: RevisionWatch;
   /** When the last batch was published (epoch ms); 0 before the first. */
@@ -153,6 +153,7 @@ export class TranslationPipeline {
 
   constructor(private readonly options: TranslationPipelineOptions) {
     this.clock = options.clock ?? Date.now;
+    this.pending = new PendingTranslations(this.clock);
     this.link = { source: options.source, target: options.target };
     this.consumer = {
       durable: translatorDurable(options.source, options.target),

@@ -46,4 +46,37 @@ describe('settlementOf and PendingTranslations', () => {
     pending.settled('a', { kind: 'ack' });
     expect(pending.size).toBe(1);
   });
+
+  it('forgets a key handed back that never comes back (another instance took it), and keeps one that does', () => {
+    let now = 0;
+    const pending = new PendingTranslations(() => now, 60_000);
+    pending.settled('taken-elsewhere', { kind: 'nak', delayMs: 500 });
+    pending.settled('waiting-here', { kind: 'nak', delayMs: 500 });
+    // The one still waiting here is handed back again at each delivery; the other is never seen again.
+    for (now = 500; now <= 120_000; now += 500)
+      pending.settled('waiting-here', { kind: 'nak', delayMs: 500 });
+    expect(pending.size).toBe(1);
+    now = 60_500;
+    const fresh = new PendingTranslations(() => now, 60_000);
+    fresh.settled('k', { kind: 'nak', delayMs: 500 });
+    now += 500 + 60_000;
+    expect(fresh.size).toBe(1);
+    now += 1;
+    expect(fresh.size).toBe(0);
+  });
+
+  it('stays bounded by the keys handed back within the window, however many went elsewhere', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(50), { minLength: 100, maxLength: 500 }), (keys) => {
+        let now = 0;
+        const pending = new PendingTranslations(() => now, 1_000);
+        for (const key of keys) {
+          pending.settled(`k${key}`, { kind: 'nak', delayMs: 100 });
+          now += 50;
+        }
+        // Only the keys handed back in the last 1,100 ms (22 settlements) can still be waiting.
+        expect(pending.size).toBeLessThanOrEqual(Math.min(22, new Set(keys).size));
+      }),
+    );
+  });
 });

@@ -25,18 +25,46 @@ export function settlementOf(translation: Translation, attempt: number, retry: P
     : { kind: 'ack' };
 }
 
-/** The keys (subjects) whose last translation was pending: the pending-translations gauge. */
+/**
+ * A key handed back is forgotten when it is not seen again this long after its delay ran out: JetStream
+ * gave its redelivery to another instance (which settles it there), or a newer commit of the key went
+ * elsewhere. Above the consumer's ack wait (30 s), so a redelivery that comes late is still in time.
+ */
+export const FORGET_PENDING_AFTER_MS = 60_000;
+
+/**
+ * The keys (subjects) whose last translation here was pending: the pending-translations gauge. A key is
+ * removed when its commit is acknowledged here, and otherwise forgotten once it was not handed back again
+ * in time (see {@link FORGET_PENDING_AFTER_MS}): only this instance's own waiting keys are counted, and
+ * the set does not grow with keys other instances took over.
+ */
 export class PendingTranslations {
-  private readonly keys = new Set<string>();
+  /** Each waiting key with the time after which it is forgotten unless handed back again. */
+  private readonly keys = new Map<string, number>();
+  private nextPruneMs = 0;
+
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly forgetAfterMs = FORGET_PENDING_AFTER_MS,
+  ) {}
 
   /** How many keys wait for their record on the target. */
   get size(): number {
+    this.prune(this.clock());
     return this.keys.size;
   }
 
   /** Notes the settlement of the key's latest translation. */
   settled(key: string, settlement: Settlement): void {
-    if (settlement.kind === 'nak') this.keys.add(key);
+    const now = this.clock();
+    if (settlement.kind === 'nak') this.keys.set(key, now + settlement.delayMs + this.forgetAfterMs);
     else this.keys.delete(key);
+    // Pruned about once a second: bounded without a sweep on every settlement.
+    if (now >= this.nextPruneMs) this.prune(now);
+  }
+
+  private prune(now: number): void {
+    this.nextPruneMs = now + 1_000;
+    for (const [key, forgetAtMs] of this.keys) if (forgetAtMs < now) this.keys.delete(key);
   }
 }

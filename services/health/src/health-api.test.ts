@@ -57,6 +57,50 @@ describe('ListGroups', () => {
     );
   });
 
+  it('lists groups added after an earlier listing, in order, whatever was listed before (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.string({ maxLength: 4 }), { minLength: 4, maxLength: 30 }),
+        fc.integer({ min: 2, max: 30 }),
+        fc.integer({ min: 1, max: 3 }),
+        (groups, split, pageSize) => {
+          const at = Math.min(split, groups.length - 1);
+          const state = stateWith(groups.slice(0, at));
+          const first = listGroups(state, ListGroupsRequest.fromPartial({ pageSize }));
+          // A listing that ended on its first page is done; the new groups are for the next one.
+          fc.pre(first.nextPageToken !== '');
+          // More groups arrive between two pages of a listing.
+          groups.slice(at).forEach((group, i) =>
+            state.apply({
+              kind: 'committed',
+              source: 'a',
+              group,
+              topic: 't',
+              partition: 0,
+              fact: {
+                version: { offsetsPartition: 0, offsetsOffset: 1_000 + i },
+                offset: i,
+                commitTimestampMs: 1,
+                observedAtMs: 1,
+              },
+            }),
+          );
+          const seen = first.groups.map((g) => g.group);
+          let pageToken = first.nextPageToken;
+          while (pageToken !== '') {
+            const page = listGroups(state, ListGroupsRequest.fromPartial({ pageSize, pageToken }));
+            seen.push(...page.groups.map((g) => g.group));
+            pageToken = page.nextPageToken;
+          }
+          // Every group after the last one of the first page, old or new, follows it in order.
+          const last = first.groups.at(-1)?.group;
+          const expected = [...groups].sort().filter((g) => last === undefined || g > last);
+          expect(seen).toEqual([...first.groups.map((g) => g.group), ...expected]);
+        },
+      ),
+    );
+  });
+
   it('filters by partition state and rejects bad page sizes and tokens with typed errors', () => {
     const state = stateWith(['x', 'y']);
     const synced = listGroups(

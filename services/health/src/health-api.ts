@@ -26,6 +26,7 @@ import {
 import { healthServer, type HealthStatusBoard } from '@offsetsync/runtime';
 import type { HealthState } from './health-state.js';
 import { worstState } from './link-names.js';
+import { LinkStatusStream } from './link-status-stream.js';
 import { decodePageToken, encodePageToken, type PageFilters } from './page-token.js';
 
 /** Default and largest page sizes of ListGroups. */
@@ -60,8 +61,9 @@ function offsetSyncHealthServer(view: HealthView, openStreams: Set<() => void>):
       const matches = (s: LinkStatus) =>
         (sourceCluster === '' || s.sourceCluster === sourceCluster) &&
         (targetCluster === '' || s.targetCluster === targetCluster);
+      const stream = new LinkStatusStream(call);
       const unsubscribe = view.onLinkChange((s) => {
-        if (matches(s)) call.write(s);
+        if (matches(s)) stream.send(s);
       });
       const end = () => {
         unsubscribe();
@@ -74,7 +76,7 @@ function offsetSyncHealthServer(view: HealthView, openStreams: Set<() => void>):
         unsubscribe();
         openStreams.delete(end);
       });
-      for (const s of view.links()) if (matches(s)) call.write(s);
+      for (const s of view.links()) if (matches(s)) stream.send(s);
     },
     getGroup(call, callback) {
       const r: GetGroupRequest = call.request;

@@ -127,6 +127,9 @@ export class HealthState {
   private readonly sources = new Map<string, Map<string, SourceGroup>>();
   private readonly lastSourceCommitMs = new Map<string, number>();
   private readonly links = new Map<string, LinkRecord>();
+  /** Counts the groups added anywhere: a link's sorted names are sorted again when it changed. */
+  private groupNamesVersion = 0;
+  private readonly sortedNames = new Map<string, { version: number; names: string[] }>();
 
   private readonly forgetLinkAfterMs: number;
 
@@ -219,6 +222,7 @@ export class HealthState {
     if (group === undefined) {
       group = { partitions: new Map(), updatedAtMs: 0 };
       link.groups.set(event.group, group);
+      this.groupNamesVersion += 1;
     }
     const key = tpKey(event.topic, event.partition);
     const facts = group.partitions.get(key) ?? {};
@@ -353,13 +357,19 @@ export class HealthState {
     for (const ref of this.knownLinks()) {
       if (filters.sourceCluster !== '' && ref.source !== filters.sourceCluster) continue;
       if (filters.targetCluster !== '' && ref.target !== filters.targetCluster) continue;
-      const names = new Set([
-        ...(this.sources.get(ref.source)?.keys() ?? []),
-        ...(this.links.get(linkKey(ref))?.groups.keys() ?? []),
-      ]);
-      for (const group of [...names].sort()) {
-        if (!group.startsWith(filters.groupPrefix)) continue;
-        if (after !== undefined && comparePositions({ ...ref, group }, after) <= 0) continue;
+      const names = this.sortedGroupNames(ref);
+      // Binary search to the first group after the page token and at or after the prefix: a page costs
+      // its own groups, not a walk over every group before it.
+      const from = firstIndex(
+        names,
+        (group) =>
+          group >= filters.groupPrefix &&
+          (after === undefined || comparePositions({ ...ref, group }, after) > 0),
+      );
+      for (let i = from; i < names.length; i++) {
+        const group = names[i]!;
+        // Sorted: past the prefix's range, no later name has it.
+        if (!group.startsWith(filters.groupPrefix)) break;
         const status = this.groupStatus(ref, group);
         if (status === undefined) continue;
         if (
@@ -372,6 +382,24 @@ export class HealthState {
       }
     }
     return result;
+  }
+
+  /**
+   * The names of every group known on `ref` (from its source or from the link), sorted; sorted again only
+   * after a group was added, not on every call (ListGroups pages through them).
+   */
+  private sortedGroupNames(ref: LinkRef): readonly string[] {
+    const key = linkKey(ref);
+    const cached = this.sortedNames.get(key);
+    if (cached !== undefined && cached.version === this.groupNamesVersion) return cached.names;
+    const names = [
+      ...new Set([
+        ...(this.sources.get(ref.source)?.keys() ?? []),
+        ...(this.links.get(key)?.groups.keys() ?? []),
+      ]),
+    ].sort();
+    this.sortedNames.set(key, { version: this.groupNamesVersion, names });
+    return names;
   }
 
   /** Whether a translator or committer serving `link` sent a heartbeat at or after `sinceMs`. */
@@ -427,6 +455,7 @@ export class HealthState {
     if (record === undefined) {
       record = { partitions: new Map(), updatedAtMs: 0 };
       groups.set(group, record);
+      this.groupNamesVersion += 1;
     }
     record.updatedAtMs = Math.max(record.updatedAtMs, atMs);
     return record;
@@ -457,4 +486,16 @@ export class HealthState {
       link.pendingTranslations.delete(waitingKey);
     else link.pendingTranslations.set(waitingKey, derived.waitingSinceMs);
   }
+}
+
+/** The first index of sorted `items` where `isAtOrPast` holds (it holds for every later one), or the length. Pure. */
+function firstIndex<T>(items: readonly T[], isAtOrPast: (item: T) => boolean): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (isAtOrPast(items[mid]!)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }

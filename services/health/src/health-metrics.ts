@@ -4,7 +4,13 @@
 import type { Meter, ObservableGauge } from '@opentelemetry/api';
 import { LinkState, ServiceRole, type LinkStatus } from '@offsetsync/contracts';
 import type { LinkRef } from './health-state.js';
-import { isAlive, type InstanceSighting, type LinkThresholds } from './link-correlation.js';
+import {
+  HEARD_THROUGHOUT,
+  isAlive,
+  type Hearing,
+  type InstanceSighting,
+  type LinkThresholds,
+} from './link-correlation.js';
 import { linkStateName } from './link-names.js';
 
 /** One sample of a gauge. */
@@ -99,8 +105,9 @@ export function instanceSamples(
   instances: readonly InstanceSighting[],
   thresholds: LinkThresholds,
   nowMs: number,
+  hearing: Hearing = HEARD_THROUGHOUT,
 ): { up: GaugeSample[]; heartbeatAge: GaugeSample[] } {
-  const alive = instances.filter((i) => isAlive(i, nowMs, thresholds));
+  const alive = instances.filter((i) => isAlive(i, nowMs, thresholds, hearing));
   const running = new Set(alive.map((i) => `${i.role}\u0000${clustersKey(i)}`));
   const up: GaugeSample[] = [];
   const heartbeatAge: GaugeSample[] = [];
@@ -135,6 +142,8 @@ export interface HealthMetricsSource {
   /** Whether the streams were replayed: before, instances and pending translations are not reported. */
   ready(): boolean;
   instances(): readonly InstanceSighting[];
+  /** When health could hear the heartbeats (see {@link Hearing}). */
+  hearing(): Hearing;
   knownLinks(): readonly LinkRef[];
   oldestPendingTranslationSinceMs(link: LinkRef): number | undefined;
   thresholds: LinkThresholds;
@@ -175,7 +184,12 @@ export function registerHealthMetrics(meter: Meter, source: HealthMetricsSource)
       gauges.pending,
       pendingTranslationSamples(source.knownLinks(), (l) => source.oldestPendingTranslationSinceMs(l), nowMs),
     );
-    const { up, heartbeatAge } = instanceSamples(source.instances(), source.thresholds, nowMs);
+    const { up, heartbeatAge } = instanceSamples(
+      source.instances(),
+      source.thresholds,
+      nowMs,
+      source.hearing(),
+    );
     observe(gauges.up, up);
     observe(gauges.heartbeatAge, heartbeatAge);
   }, Object.values(gauges));

@@ -1,7 +1,7 @@
 // Which links health reports: configured ones always, learnt ones while their instances run, and a link
 // removed from a reloaded config once its instances are gone.
 import { describe, expect, it } from 'vitest';
-import { PartitionSyncState, ServiceRole } from '@offsetsync/contracts';
+import { LinkState, PartitionSyncState, ServiceRole } from '@offsetsync/contracts';
 import { HealthState, type InstanceRecord } from './health-state.js';
 
 const T = {
@@ -82,5 +82,50 @@ describe('HealthState links', () => {
       state: PartitionSyncState.PARTITION_SYNC_STATE_EXCLUDED,
       reason: expect.stringContaining('exclude "^private-"') as unknown,
     });
+  });
+});
+
+describe('HealthState hearing', () => {
+  const instance = (role: ServiceRole, lastHeartbeatMs: number): InstanceRecord => ({
+    ...committer('b', ['a'], lastHeartbeatMs),
+    role,
+    instanceId: `${ServiceRole[role]}-1`,
+    sourceClusters: ['a'],
+    targetCluster: role === ServiceRole.SERVICE_ROLE_COLLECTOR ? '' : 'b',
+  });
+  /** Every role heard at `atMs`, the collector a little earlier (its heartbeat goes quiet first). */
+  const allHeard = (state: HealthState, atMs: number) => {
+    state.apply({ kind: 'heartbeat', instance: instance(ServiceRole.SERVICE_ROLE_COLLECTOR, atMs - 400) });
+    state.apply({ kind: 'heartbeat', instance: instance(ServiceRole.SERVICE_ROLE_TRANSLATOR, atMs) });
+    state.apply({ kind: 'heartbeat', instance: instance(ServiceRole.SERVICE_ROLE_COMMITTER, atMs) });
+  };
+  const stateAt = (state: HealthState, nowMs: number) => {
+    const [status] = state.linkStatuses(nowMs);
+    return { state: LinkState[status!.status.state], reason: status!.status.reason };
+  };
+
+  it("blames no service for health's own lost connection, and counts silence again only from its recovery", () => {
+    const state = new HealthState([{ source: 'a', target: 'b' }], T);
+    allHeard(state, 10_000);
+    expect(stateAt(state, 10_000).state).toBe('LINK_STATE_HEALTHY');
+    // Without the loss, the collector (heard first) would be missing first: TARGET_ONLY, then DOWN.
+    expect(stateAt(state, 12_800).state).toBe('LINK_STATE_TARGET_ONLY');
+
+    state.lostHearing(10_500);
+    for (const nowMs of [12_800, 13_500, 60_000]) {
+      const { state: s, reason } = stateAt(state, nowMs);
+      expect(s).toBe('LINK_STATE_HEALTHY');
+      expect(reason).toContain('health has not heard from NATS for');
+    }
+    // Heard again at 60 s: every service has its allowed missed heartbeats from then on.
+    state.regainedHearing(60_000);
+    expect(stateAt(state, 62_900)).toEqual({
+      state: 'LINK_STATE_HEALTHY',
+      reason: expect.not.stringContaining('NATS') as unknown,
+    });
+    allHeard(state, 62_000);
+    expect(stateAt(state, 63_000).state).toBe('LINK_STATE_HEALTHY');
+    // A service that stays quiet after the recovery is missing as usual.
+    expect(stateAt(state, 65_000).state).toBe('LINK_STATE_TARGET_ONLY');
   });
 });

@@ -13,6 +13,8 @@ import {
 import { linkFilter, type LinkFilter } from '@offsetsync/runtime';
 import {
   correlateLink,
+  HEARD_THROUGHOUT,
+  type Hearing,
   type InstanceSighting,
   type LinkThresholds,
   type LinkVerdict,
@@ -127,6 +129,8 @@ export class HealthState {
   private readonly sources = new Map<string, Map<string, SourceGroup>>();
   private readonly lastSourceCommitMs = new Map<string, number>();
   private readonly links = new Map<string, LinkRecord>();
+  /** When health could hear the heartbeats; see {@link Hearing}. */
+  private hearingState: Hearing = HEARD_THROUGHOUT;
   /** Counts the groups added anywhere: a link's sorted names are sorted again when it changed. */
   private groupNamesVersion = 0;
   private readonly sortedNames = new Map<string, { version: number; names: string[] }>();
@@ -257,6 +261,22 @@ export class HealthState {
       .sort((a, b) => comparePositions({ ...a, group: '' }, { ...b, group: '' }));
   }
 
+  /** When health could hear the services' heartbeats. */
+  hearing(): Hearing {
+    return this.hearingState;
+  }
+
+  /** Health no longer hears the heartbeats (its NATS connection, or its read of them, is down). */
+  lostHearing(atMs: number): void {
+    if (this.hearingState.lostAtMs === undefined)
+      this.hearingState = { ...this.hearingState, lostAtMs: atMs };
+  }
+
+  /** Health hears the heartbeats again: a service's silence counts from now on. */
+  regainedHearing(atMs: number): void {
+    if (this.hearingState.lostAtMs !== undefined) this.hearingState = { sinceMs: atMs };
+  }
+
   /** The verdict and status of every known link at `nowMs`. */
   linkStatuses(nowMs: number): { link: LinkRef; verdict: LinkVerdict; status: LinkStatus }[] {
     const instances = [...this.instances.values()];
@@ -275,6 +295,7 @@ export class HealthState {
         },
         this.thresholds,
         nowMs,
+        this.hearingState,
       );
       const alive = verdict.alive as InstanceRecord[];
       const status = LinkStatus.fromPartial({

@@ -1,7 +1,7 @@
 // The health worker over in-memory streams: no NATS. Intake -> read -> fold -> correlate -> publish, and
 // a stream that cannot be read in the heartbeats until it is read again.
 import { metrics, trace } from '@opentelemetry/api';
-import type { NatsConnection } from 'nats';
+import { Events, type NatsConnection } from 'nats';
 import pino from 'pino';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import {
@@ -23,7 +23,10 @@ const names = new Names('t');
  * consumer delivers `heartbeats`, and its next pull fails with `failure` if one is given; every later
  * consumer delivers nothing, each pull ending after a moment (the stream is readable again).
  */
-function fakeStreams(contents: Record<string, { heartbeats: Heartbeat[]; failure?: Error }>) {
+function fakeStreams(
+  contents: Record<string, { heartbeats: Heartbeat[]; failure?: Error }>,
+  connection: ConnectionEvents = new ConnectionEvents(),
+) {
   const consumersMade = new Map<string, number>();
   const get = (stream: string) => {
     const made = consumersMade.get(stream) ?? 0;
@@ -64,7 +67,27 @@ function fakeStreams(contents: Record<string, { heartbeats: Heartbeat[]; failure
   return {
     jetstream: () => ({ consumers: { get } }),
     jetstreamManager: () => Promise.resolve(jsm),
+    status: () => connection.iterate(),
   } as unknown as NatsConnection;
+}
+
+/** The connection's status events, as nats.js' `status()` hands them out, pushed by the test. */
+class ConnectionEvents {
+  private readonly queue: Array<{ type: Events; data: string }> = [];
+  private wake: (() => void) | undefined;
+
+  push(type: Events): void {
+    this.queue.push({ type, data: 'nats://fake' });
+    this.wake?.();
+  }
+
+  async *iterate(): AsyncGenerator<{ type: Events; data: string }> {
+    for (;;) {
+      const next = this.queue.shift();
+      if (next !== undefined) yield next;
+      else await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
 }
 
 function context(nats: NatsConnection): ServiceContext {
@@ -138,5 +161,20 @@ describe('health worker', () => {
     worker.reloadLinks(() => ({ links: [{ source: 'a', target: 'c', mode: 'commit' }] }));
     expect(worker.heartbeat.problems()).toEqual([]);
     expect(worker.links.links().map((l) => l.targetCluster)).toEqual(['c']);
+  });
+
+  it('hears no heartbeat while its own NATS connection is down, and counts silence again from the reconnection', async () => {
+    let now = 1_000;
+    const connection = new ConnectionEvents();
+    const worker = new HealthWorker(context(fakeStreams({}, connection)), () => now);
+    onTestFinished(() => worker.stop());
+    await worker.start();
+    expect(worker.state.hearing().lostAtMs).toBeUndefined();
+    now = 2_000;
+    connection.push(Events.Disconnect);
+    await vi.waitFor(() => expect(worker.state.hearing()).toEqual({ sinceMs: -Infinity, lostAtMs: 2_000 }));
+    now = 9_000;
+    connection.push(Events.Reconnect);
+    await vi.waitFor(() => expect(worker.state.hearing()).toEqual({ sinceMs: 9_000 }));
   });
 });

@@ -4,7 +4,7 @@
 // HealthState) and published (link-view.ts). The gRPC API (health-api.ts) answers from the state and the
 // link view.
 import type { Server } from '@grpc/grpc-js';
-import type { JsMsg } from 'nats';
+import { Events, type JsMsg } from 'nats';
 import { ErrorCodes, OffsetSyncError, Progress } from '@offsetsync/contracts';
 import {
   bindServer,
@@ -84,6 +84,7 @@ export class HealthWorker implements ServiceWorker {
       links: () => this.links.links(),
       ready: () => this.server !== undefined,
       instances: () => this.state.instanceRecords(),
+      hearing: () => this.state.hearing(),
       knownLinks: () => this.state.knownLinks(),
       oldestPendingTranslationSinceMs: (link) => this.state.oldestPendingTranslationSinceMs(link),
       thresholds: this.settings,
@@ -100,6 +101,7 @@ export class HealthWorker implements ServiceWorker {
   }
 
   async start(): Promise<void> {
+    void this.followConnection();
     const jsm = await this.context.nats.jetstreamManager();
     await this.feed.start(jsm);
     this.evaluate();
@@ -205,7 +207,16 @@ export class HealthWorker implements ServiceWorker {
   }
 
   /** A stream that cannot be read: logged, and reported in the heartbeats until it is read again. */
+  /** Follows health's own NATS connection: while it is down, health hears no heartbeat. */
+  private async followConnection(): Promise<void> {
+    for await (const status of this.context.nats.status()) {
+      if (status.type === Events.Disconnect) this.state.lostHearing(this.clock());
+      else if (status.type === Events.Reconnect) this.state.regainedHearing(this.clock());
+    }
+  }
+
   private streamFailed(stream: HealthStream, error: unknown): void {
+    if (stream === 'heartbeats') this.state.lostHearing(this.clock());
     this.context.logger.error({ err: error, kind: stream }, 'reading a stream failed; trying again');
     this.problems.fail(
       readArea(stream),
@@ -217,6 +228,7 @@ export class HealthWorker implements ServiceWorker {
   }
 
   private streamRecovered(stream: HealthStream): void {
+    if (stream === 'heartbeats') this.state.regainedHearing(this.clock());
     this.context.logger.info({ kind: stream }, 'reading the stream again');
     this.problems.recover(readArea(stream));
   }

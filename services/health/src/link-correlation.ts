@@ -46,9 +46,34 @@ export interface LinkVerdict {
   observing: boolean;
 }
 
-/** Whether an instance counts as running at `nowMs`: a heartbeat within the allowed missed intervals. */
-export function isAlive(instance: InstanceSighting, nowMs: number, thresholds: LinkThresholds): boolean {
-  return nowMs - instance.lastHeartbeatMs <= thresholds.missingAfterHeartbeats * instance.intervalMs;
+/**
+ * When health could hear the services' heartbeats: since `sinceMs` (its start, or its last recovery), and
+ * not since `lostAtMs` while its own NATS connection or its read of the heartbeats is down. A service is
+ * not missing for a silence health could not have heard: blaming the collector (or anyone) for health's
+ * own lost connection would send an operator to the wrong side.
+ */
+export interface Hearing {
+  sinceMs: number;
+  lostAtMs?: number;
+}
+
+/** Health heard everything: no outage of its own. */
+export const HEARD_THROUGHOUT: Hearing = { sinceMs: Number.NEGATIVE_INFINITY };
+
+/**
+ * Whether an instance counts as running at `nowMs`: a heartbeat within the allowed missed intervals of
+ * the time health could hear. While health cannot hear, the time stands still at the loss; after it hears
+ * again, silence counts from then.
+ */
+export function isAlive(
+  instance: InstanceSighting,
+  nowMs: number,
+  thresholds: LinkThresholds,
+  hearing: Hearing = HEARD_THROUGHOUT,
+): boolean {
+  const at = Math.min(nowMs, hearing.lostAtMs ?? nowMs);
+  const from = Math.max(instance.lastHeartbeatMs, hearing.sinceMs);
+  return at - from <= thresholds.missingAfterHeartbeats * instance.intervalMs;
 }
 
 /** Whether an instance serves the link in its role. */
@@ -91,9 +116,10 @@ export function correlateLink(
   flow: LinkFlow,
   thresholds: LinkThresholds,
   nowMs: number,
+  hearing: Hearing = HEARD_THROUGHOUT,
 ): LinkVerdict {
   const serving = instances.filter((i) => servesLink(i, link.source, link.target));
-  const alive = serving.filter((i) => isAlive(i, nowMs, thresholds));
+  const alive = serving.filter((i) => isAlive(i, nowMs, thresholds, hearing));
   const has = (role: ServiceRole) => alive.some((i) => i.role === role);
   const collector = has(ServiceRole.SERVICE_ROLE_COLLECTOR);
   const translator = has(ServiceRole.SERVICE_ROLE_TRANSLATOR);
@@ -121,9 +147,13 @@ export function correlateLink(
   const observes = observing
     ? `; the link observes: nothing is committed on ${JSON.stringify(link.target)}`
     : '';
+  const deaf =
+    hearing.lostAtMs === undefined
+      ? ''
+      : `; health has not heard from NATS for ${seconds(nowMs - hearing.lostAtMs)}: this is the state it last knew`;
   const verdict = (state: LinkState, reason: string): LinkVerdict => ({
     state,
-    reason: reason + observes + access,
+    reason: reason + observes + access + deaf,
     alive,
     observing,
   });

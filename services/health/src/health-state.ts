@@ -9,6 +9,7 @@ import {
   PartitionSyncState,
   ServiceRole,
   type Problem,
+  type Version,
 } from '@offsetsync/contracts';
 import { linkFilter, type LinkFilter } from '@offsetsync/runtime';
 import {
@@ -129,6 +130,7 @@ export class HealthState {
   private readonly sources = new Map<string, Map<string, SourceGroup>>();
   private readonly lastSourceCommitMs = new Map<string, number>();
   private readonly links = new Map<string, LinkRecord>();
+  private readonly forgetDeletedAfterMs: number;
   /** When health could hear the heartbeats; see {@link Hearing}. */
   private hearingState: Hearing = HEARD_THROUGHOUT;
   /** Counts the groups added anywhere: a link's sorted names are sorted again when it changed. */
@@ -143,10 +145,14 @@ export class HealthState {
    */
   constructor(
     configuredLinks: readonly ConfiguredLink[],
-    private readonly thresholds: LinkThresholds & { forgetLinkAfterMs: number },
+    private readonly thresholds: LinkThresholds & {
+      forgetLinkAfterMs: number;
+      forgetDeletedGroupAfterMs?: number;
+    },
     private readonly clock: () => number = Date.now,
   ) {
     this.forgetLinkAfterMs = thresholds.forgetLinkAfterMs;
+    this.forgetDeletedAfterMs = thresholds.forgetDeletedGroupAfterMs ?? 3_600_000;
     this.configure(configuredLinks);
   }
 
@@ -457,6 +463,79 @@ export class HealthState {
       this.refreshLink(link);
     }
     return link;
+  }
+
+  /**
+   * Forgets what was deleted on the source more than `health.forgetDeletedGroupAfterMs` before `nowMs`
+   * and not committed again since: a deleted group, a group's deleted partition, and what the links knew
+   * of them; also a link's group that its source no longer knows and that was quiet for as long (a late
+   * translation of a forgotten group). Health's memory then follows the groups that exist, not every
+   * group that ever did. Returns how many groups it forgot.
+   */
+  forgetDeleted(nowMs: number): number {
+    const before = nowMs - this.forgetDeletedAfterMs;
+    const gone = (deleted: DeletedFact | undefined, committed: { version: Version } | undefined) =>
+      deleted !== undefined &&
+      deleted.observedAtMs < before &&
+      compareVersions(committed?.version, deleted.version) <= 0;
+    let forgotten = 0;
+    for (const [source, groups] of this.sources) {
+      for (const [name, group] of groups) {
+        const newestCommit = [...group.partitions.values()].reduce<{ version: Version } | undefined>(
+          (newest, facts) =>
+            facts.committed !== undefined && compareVersions(facts.committed.version, newest?.version) > 0
+              ? facts.committed
+              : newest,
+          undefined,
+        );
+        if (gone(group.deleted, newestCommit)) {
+          for (const link of this.links.values()) if (link.source === source) this.dropLinkGroup(link, name);
+          groups.delete(name);
+          forgotten += 1;
+          continue;
+        }
+        for (const [key, facts] of group.partitions) {
+          const deleted =
+            compareVersions(facts.deleted?.version, group.deleted?.version) >= 0
+              ? facts.deleted
+              : group.deleted;
+          if (gone(deleted, facts.committed)) this.dropPartition(source, name, key);
+        }
+      }
+    }
+    for (const link of this.links.values()) {
+      for (const [name, group] of link.groups) {
+        if (this.sources.get(link.source)?.has(name) === true || group.updatedAtMs >= before) continue;
+        this.dropLinkGroup(link, name);
+        forgotten += 1;
+      }
+    }
+    if (forgotten > 0) this.groupNamesVersion += 1;
+    return forgotten;
+  }
+
+  /** Forgets one partition of a source group, on the source and on every link from it. */
+  private dropPartition(source: string, group: string, key: string): void {
+    this.sources.get(source)?.get(group)?.partitions.delete(key);
+    for (const link of this.links.values()) {
+      if (link.source !== source) continue;
+      link.groups.get(group)?.partitions.delete(key);
+      link.waiting.delete(`${group}\u0001${key}`);
+      link.pendingTranslations.delete(`${group}\u0001${key}`);
+    }
+  }
+
+  /** Forgets everything a link knew of a group. */
+  private dropLinkGroup(link: LinkRecord, group: string): void {
+    const partitions = new Set([
+      ...(link.groups.get(group)?.partitions.keys() ?? []),
+      ...(this.sources.get(link.source)?.get(group)?.partitions.keys() ?? []),
+    ]);
+    link.groups.delete(group);
+    for (const key of partitions) {
+      link.waiting.delete(`${group}\u0001${key}`);
+      link.pendingTranslations.delete(`${group}\u0001${key}`);
+    }
   }
 
   /** Derives again every partition of the link's source. */

@@ -48,6 +48,7 @@ export class HealthWorker implements ServiceWorker {
   private server: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
   private reloadTimer: NodeJS.Timeout | undefined;
+  private forgetTimer: NodeJS.Timeout | undefined;
   /** The links of the config last loaded, as JSON: a reload that finds the same changes nothing. */
   private configuredLinks: string;
   /** The message of the last failed reload, logged once until it changes. */
@@ -132,13 +133,28 @@ export class HealthWorker implements ServiceWorker {
       this.reloadTimer = setInterval(() => this.reloadLinks(reload), this.settings.configReloadIntervalMs);
       this.reloadTimer.unref();
     }
+    // A sweep walks every group: often enough that a deleted group goes within a tenth of its window
+    // after it, at most once a minute.
+    this.forgetTimer = setInterval(
+      () => this.forgetDeleted(),
+      Math.min(60_000, Math.max(1_000, this.settings.forgetDeletedGroupAfterMs / 10)),
+    );
+    this.forgetTimer.unref();
     this.board.set(HEALTH_API_SERVICE_NAME, ServingStatus.SERVING);
     this.evaluate();
+  }
+
+  /** Forgets the groups deleted on the source longer ago than the setting (see HealthState.forgetDeleted). */
+  forgetDeleted(): void {
+    const forgotten = this.state.forgetDeleted(this.clock());
+    if (forgotten > 0)
+      this.context.logger.info({ groups: forgotten }, 'forgot groups deleted on the source');
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearInterval(this.reloadTimer);
+    clearInterval(this.forgetTimer);
     this.timer = undefined;
     this.board.notServingAll();
     for (const end of [...this.openStreams]) end();

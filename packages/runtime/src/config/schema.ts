@@ -621,6 +621,15 @@ const healthSchema = z
         'How long a link that is not in the config is still reported (DOWN) after its last translator or committer went quiet; then it disappears.',
     }),
     /**
+     * How long a group (or a group's partition) whose offsets were deleted on the source is still shown,
+     * as DELETED, before health forgets it, unless it committed again. Keeps health's memory bounded as
+     * groups come and go. Default: `1h`.
+     */
+    forgetDeletedGroupAfterMs: doc(durationMs({ min: 1 }).default(3_600_000), {
+      description:
+        'How long a group or partition deleted on the source is shown (DELETED) before health forgets it, unless it committed again since.',
+    }),
+    /**
      * How often the health service reads its config file and environment again for the links; 0 never.
      * Default: `10s`.
      */

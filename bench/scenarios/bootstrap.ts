@@ -23,7 +23,7 @@ import { copyToAddedTarget, measureAddedTarget } from '../support/added-target-p
 import { seededRandom } from '../support/commit-workload.js';
 import { Cleanup, stopOnSignals } from '@offsetsync/harness';
 import {
-  committedOn,
+  observeGroup,
   readTargetPartition,
   startComparisonBed,
   MM2_TUNED,
@@ -31,7 +31,7 @@ import {
   type SystemName,
 } from '../support/comparison-bed.js';
 import { summarize } from '../support/e2e-latency.js';
-import { recordId, sourcePositionAt } from '../support/mm2-compare.js';
+import { recordId } from '../support/mm2-compare.js';
 import { cpuSeconds, RssSampler } from '../support/process-stats.js';
 
 const HELP = `Usage: npm run -s bench -- --scenario bootstrap [options]
@@ -332,19 +332,8 @@ export async function runBootstrap(args: readonly string[]): Promise<number> {
         const ledger = ledgers.get(system) as BootstrapLedger;
         const targetTopic = bed.targetTopic(system, topic);
         const copy = copies.get(targetTopic) as Array<Array<number | undefined>>;
-        let committed: Map<number, number>;
-        try {
-          committed = await committedOn(adapter, ledger.groups[g] as string, targetTopic);
-        } catch {
-          pollErrors += 1;
-          return;
-        }
-        polls += 1;
-        const atMs = Date.now();
-        ledger.observe(g, atMs, (p) => {
-          const offset = committed.get(p);
-          return offset === undefined ? undefined : sourcePositionAt(copy[p]!, offset, true, records);
-        });
+        if (await observeGroup(ledger, g, adapter, targetTopic, copy, records)) polls += 1;
+        else pollErrors += 1;
       };
       const applied = (): string =>
         phase.map((s) => `${s} ${(ledgers.get(s) as BootstrapLedger).applied}`).join(', ');

@@ -17,8 +17,7 @@ import {
   type CollectorReading,
 } from './added-target-verdict.js';
 import { BootstrapLedger, forEachLimited } from './bootstrap-ledger.js';
-import { committedOn, readTargetPartition, type ComparisonBed } from './comparison-bed.js';
-import { sourcePositionAt } from './mm2-compare.js';
+import { observeGroup, readTargetPartition, type ComparisonBed } from './comparison-bed.js';
 import { cpuSeconds } from './process-stats.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -188,20 +187,9 @@ export async function measureAddedTarget(options: AddedTargetOptions): Promise<A
   let polls = 0;
   let pollErrors = 0;
   const pollGroup = async (g: number, adapter: KafkaAdapter): Promise<void> => {
-    let committed: Map<number, number>;
-    try {
-      committed = await committedOn(adapter, groups[g]!, topic);
-    } catch {
-      // A poll that fails is counted and the group polled again in the next round.
-      pollErrors += 1;
-      return;
-    }
-    polls += 1;
-    const atMs = Date.now();
-    ledger.observe(g, atMs, (p) => {
-      const offset = committed.get(p);
-      return offset === undefined ? undefined : sourcePositionAt(copy[p]!, offset, true, records);
-    });
+    // A poll that fails is counted and the group polled again in the next round.
+    if (await observeGroup(ledger, g, adapter, topic, copy, records)) polls += 1;
+    else pollErrors += 1;
   };
   const progress: Array<[number, number]> = [];
   let lastProgress = startMs;

@@ -35,7 +35,8 @@ import {
   type Role,
   type ServiceProcess,
 } from '@offsetsync/harness';
-import { sourceIndexOf } from './mm2-compare.js';
+import type { BootstrapLedger } from './bootstrap-ledger.js';
+import { sourceIndexOf, sourcePositionAt } from './mm2-compare.js';
 import { startBenchService } from './bench-service.js';
 
 const { Kafka, logLevel } = kafkajs;
@@ -484,4 +485,32 @@ export async function committedOn(
 ): Promise<Map<number, number>> {
   const offsets = await adapter.fetchCommittedOffsets(group, [topic]);
   return new Map(offsets.filter((o) => o.offset >= 0).map((o) => [o.partition, o.offset]));
+}
+
+/**
+ * Reads group number `g` of `ledger`'s committed offsets of `topic` on a target and hands each
+ * partition's source position (by record identity: `copy[p]` maps target offsets to source records, all
+ * `records` copied) to the ledger. False when the read failed: the caller counts it and polls the group
+ * again in its next round.
+ */
+export async function observeGroup(
+  ledger: BootstrapLedger,
+  g: number,
+  adapter: KafkaAdapter,
+  topic: string,
+  copy: ReadonlyArray<ReadonlyArray<number | undefined>>,
+  records: number,
+): Promise<boolean> {
+  let committed: Map<number, number>;
+  try {
+    committed = await committedOn(adapter, ledger.groups[g] as string, topic);
+  } catch {
+    return false;
+  }
+  const atMs = Date.now();
+  ledger.observe(g, atMs, (p) => {
+    const offset = committed.get(p);
+    return offset === undefined ? undefined : sourcePositionAt(copy[p]!, offset, true, records);
+  });
+  return true;
 }

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ListGroupsRequest, PartitionSyncState } from '@offsetsync/contracts';
 import { listGroups } from './health-api.js';
-import { HealthState } from './health-state.js';
+import { HealthState, type HealthEvent } from './health-state.js';
 
 const T = {
   stalledAfterMs: 30_000,
@@ -11,23 +11,24 @@ const T = {
   forgetLinkAfterMs: 600_000,
 };
 
+/** A commit of partition 0 of `group`'s topic t on source a, at version `version`. */
+const committed = (group: string, version: number, offset: number): HealthEvent => ({
+  kind: 'committed',
+  source: 'a',
+  group,
+  topic: 't',
+  partition: 0,
+  fact: {
+    version: { offsetsPartition: 0, offsetsOffset: version },
+    offset,
+    commitTimestampMs: 1,
+    observedAtMs: 1,
+  },
+});
+
 function stateWith(groups: string[]): HealthState {
   const state = new HealthState([{ source: 'a', target: 'b' }], T);
-  groups.forEach((group, i) =>
-    state.apply({
-      kind: 'committed',
-      source: 'a',
-      group,
-      topic: 't',
-      partition: 0,
-      fact: {
-        version: { offsetsPartition: 0, offsetsOffset: i },
-        offset: i,
-        commitTimestampMs: 1,
-        observedAtMs: 1,
-      },
-    }),
-  );
+  groups.forEach((group, i) => state.apply(committed(group, i, i)));
   return state;
 }
 
@@ -70,21 +71,7 @@ describe('ListGroups', () => {
           // A listing that ended on its first page is done; the new groups are for the next one.
           fc.pre(first.nextPageToken !== '');
           // More groups arrive between two pages of a listing.
-          groups.slice(at).forEach((group, i) =>
-            state.apply({
-              kind: 'committed',
-              source: 'a',
-              group,
-              topic: 't',
-              partition: 0,
-              fact: {
-                version: { offsetsPartition: 0, offsetsOffset: 1_000 + i },
-                offset: i,
-                commitTimestampMs: 1,
-                observedAtMs: 1,
-              },
-            }),
-          );
+          groups.slice(at).forEach((group, i) => state.apply(committed(group, 1_000 + i, i)));
           const seen = first.groups.map((g) => g.group);
           let pageToken = first.nextPageToken;
           while (pageToken !== '') {

@@ -1,8 +1,10 @@
 // BatchConsumer against the private nats-server: what an instance holds while its handler works (the
-// committer's heartbeat reports it as pending), and a failed batch comes back instead of being lost.
+// committer's heartbeat reports it as pending), a batch that failed transiently comes back instead of
+// being lost, and one bad message neither fails its batch-mates nor comes back without end.
 import { AckPolicy, type JsMsg } from 'nats';
 import pino from 'pino';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { ErrorCodes, OffsetSyncError } from '@offsetsync/contracts';
 import { BatchConsumer } from '@offsetsync/jetstream';
 import { natsConnection } from '../support/jetstream.js';
 import { uniqueName } from '../support/names.js';
@@ -29,8 +31,10 @@ function start(
   js: ReturnType<Awaited<ReturnType<typeof natsConnection>>['jetstream']>,
   stream: string,
   handle: (messages: JsMsg[]) => Promise<void>,
+  deadLetters?: { maxDeliveries: number; onDeadLetter: (message: JsMsg, error: unknown) => void },
 ): BatchConsumer {
   const consumer = new BatchConsumer({
+    ...deadLetters,
     js,
     stream,
     durable: 'worker',
@@ -67,14 +71,14 @@ describe('BatchConsumer', () => {
     expect(consumer.held).toBe(0);
   });
 
-  it('hands a failed batch back; its messages come again and are handled', async () => {
+  it('hands a batch that failed transiently back; its messages come again and are handled', async () => {
     const { js, stream } = await setUp(3);
     const seen: string[] = [];
     let failures = 0;
     const consumer = start(js, stream, (messages) => {
       if (failures < 2) {
         failures += 1;
-        return Promise.reject(new Error('transient'));
+        return Promise.reject(new OffsetSyncError('broker gone', { code: ErrorCodes.KAFKA_UNREACHABLE }));
       }
       for (const message of messages) {
         seen.push(new TextDecoder().decode(message.data));
@@ -86,5 +90,46 @@ describe('BatchConsumer', () => {
     await until('all 3 messages acknowledged', () => seen.length >= 3, 10_000);
     expect([...new Set(seen)].sort()).toEqual(['m0', 'm1', 'm2']);
     await until('nothing held', () => consumer.held === 0, 5_000);
+  });
+
+  it('handles the rest of a batch that one bad message fails, and dead-letters that one after its last delivery', async () => {
+    const { js, stream } = await setUp(6);
+    const acked: string[] = [];
+    const deliveriesOfBad: number[] = [];
+    const dead: Array<{ subject: string; error: string }> = [];
+    const consumer = start(
+      js,
+      stream,
+      (messages) => {
+        // m3 breaks whatever batch it is in, with an error that retrying does not fix.
+        const bad = messages.find((m) => new TextDecoder().decode(m.data) === 'm3');
+        if (bad !== undefined) {
+          if (messages.length === 1) deliveriesOfBad.push(bad.info.redeliveryCount);
+          return Promise.reject(new RangeError('partition must be a non-negative integer'));
+        }
+        for (const message of messages) {
+          acked.push(new TextDecoder().decode(message.data));
+          message.ack();
+        }
+        return Promise.resolve();
+      },
+      {
+        maxDeliveries: 3,
+        onDeadLetter: (message, error) =>
+          dead.push({ subject: message.subject, error: error instanceof Error ? error.message : '' }),
+      },
+    );
+    await consumer.start();
+    await until('the bad message dead-lettered', () => dead.length === 1, 15_000);
+    expect([...acked].sort()).toEqual(['m0', 'm1', 'm2', 'm4', 'm5']);
+    expect(dead).toEqual([{ subject: `${stream}.k3`, error: 'partition must be a non-negative integer' }]);
+    // Alone on its 1st, 2nd and 3rd delivery, then terminated: never seen again.
+    expect(deliveriesOfBad).toEqual([1, 2, 3]);
+    await until('nothing held', () => consumer.held === 0, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(deliveriesOfBad).toEqual([1, 2, 3]);
+    const nc = await natsConnection(testbed.nats.url);
+    const info = await (await nc.jetstreamManager()).consumers.info(stream, 'worker');
+    expect(info.num_ack_pending).toBe(0);
   });
 });

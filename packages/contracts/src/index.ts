@@ -4,6 +4,7 @@
 export {
   ConfigError,
   ErrorCodes,
+  errorCode,
   isOffsetSyncError,
   isRetryable,
   OffsetSyncError,

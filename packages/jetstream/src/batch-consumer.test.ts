@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pullSize, takeBatch } from './batch-consumer.js';
+import { failedBatchStep, pullSize, takeBatch } from './batch-consumer.js';
 
 describe('pullSize', () => {
   it('asks for the room left when there is room for a pull', () => {
@@ -63,5 +63,15 @@ describe('takeBatch', () => {
         },
       ),
     );
+  });
+});
+
+describe('failedBatchStep', () => {
+  it('redelivers a transient failure whatever the batch, isolates a lasting one, dead-letters a lone one at its last delivery', () => {
+    expect(failedBatchStep(10, true, 99, 5)).toBe('redeliver');
+    expect(failedBatchStep(1, true, 99, 5)).toBe('redeliver');
+    expect(failedBatchStep(2, false, 1, 5)).toBe('isolate');
+    expect(failedBatchStep(1, false, 4, 5)).toBe('redeliver');
+    expect(failedBatchStep(1, false, 5, 5)).toBe('dead-letter');
   });
 });

@@ -11,6 +11,7 @@
 // are handled, and their results published, in stream order.
 import type { Consumer, ConsumerMessages, JetStreamClient, JsMsg } from 'nats';
 import type { Logger } from 'pino';
+import { errorCode, isRetryable, OffsetSyncError } from '@offsetsync/contracts';
 
 export interface BatchConsumerOptions {
   js: JetStreamClient;
@@ -29,7 +30,41 @@ export interface BatchConsumerOptions {
   handle: (messages: JsMsg[]) => Promise<void>;
   logger: Logger;
   retryDelayMs?: number;
+  /**
+   * Deliveries after which a message that fails on its own, with an error that is not retryable, is
+   * terminated and handed to `onDeadLetter` instead of being redelivered again. Default: `5`.
+   */
+  maxDeliveries?: number;
+  /** A message given up on (see `maxDeliveries`): count it and report it; it is not redelivered. */
+  onDeadLetter?: (message: JsMsg, error: unknown) => void;
 }
+
+/** What becomes of the unsettled messages of a batch whose handler failed with `error`. */
+export type FailedBatchStep =
+  /** Handed back to be redelivered after the retry delay: a transient failure, never given up on. */
+  | 'redeliver'
+  /** Handled again one message at a time, so that one bad message does not fail the others. */
+  | 'isolate'
+  /** Terminated: a message that failed alone, not retryably, on its last allowed delivery. */
+  | 'dead-letter';
+
+/** The step after a failed batch of `size` unsettled messages (`deliveries`: of a lone message). Pure. */
+export function failedBatchStep(
+  size: number,
+  retryable: boolean,
+  deliveries: number,
+  maxDeliveries: number,
+): FailedBatchStep {
+  if (retryable) return 'redeliver';
+  if (size > 1) return 'isolate';
+  return deliveries >= maxDeliveries ? 'dead-letter' : 'redeliver';
+}
+
+/** Whether nats.js has settled the message already (its JsMsgImpl tracks it; other messages: no). */
+const settled = (message: JsMsg): boolean => (message as { didAck?: boolean }).didAck === true;
+
+/** Deliveries of a message that fails alone before it is dead-lettered (BatchConsumerOptions.maxDeliveries). */
+const DEFAULT_MAX_DELIVERIES = 5;
 
 /** How long one pull request waits for messages before the next is sent (JetStream's minimum is 1 s). */
 const PULL_EXPIRES_MS = 5_000;
@@ -156,23 +191,82 @@ export class BatchConsumer {
     await Promise.all(this.running);
   }
 
+  /**
+   * Handles messages; when that fails, settles those the handler did not: a transient failure hands them
+   * back, a lasting one is narrowed down to the message that causes it, which is dead-lettered after
+   * `maxDeliveries` (its batch-mates handled meanwhile). Never rejects.
+   */
+  private async handleOrSettle(messages: JsMsg[]): Promise<void> {
+    try {
+      await this.options.handle(messages);
+    } catch (error: unknown) {
+      const unsettled = messages.filter((m) => !settled(m));
+      if (unsettled.length === 0) return;
+      const step = failedBatchStep(
+        unsettled.length,
+        isRetryable(error),
+        unsettled[0]!.info.redeliveryCount,
+        this.options.maxDeliveries ?? DEFAULT_MAX_DELIVERIES,
+      );
+      switch (step) {
+        case 'redeliver':
+          this.options.logger.error(
+            { err: error, messages: unsettled.length, stream: this.options.stream },
+            'batch failed; its messages will be redelivered',
+          );
+          for (const message of unsettled) message.nak(this.options.retryDelayMs ?? 1000);
+          return;
+        case 'isolate':
+          this.options.logger.warn(
+            { err: error, messages: unsettled.length, stream: this.options.stream },
+            'batch failed with an error that is not retryable; handling its messages one by one',
+          );
+          for (const message of unsettled) await this.handleOrSettle([message]);
+          return;
+        case 'dead-letter': {
+          const [message] = unsettled;
+          this.options.logger.error(
+            {
+              err: error,
+              subject: message!.subject,
+              deliveries: message!.info.redeliveryCount,
+              stream: this.options.stream,
+            },
+            'message failed on every delivery; terminated (dead-lettered)',
+          );
+          // Without a reason: nats-server 2.9 ignores a +TERM that carries one.
+          message!.term();
+          this.options.onDeadLetter?.(message!, error);
+          return;
+        }
+      }
+    }
+  }
+
   /** Handles one batch; never rejects. */
   private async run(batch: JsMsg[]): Promise<void> {
     const subjects = new Set(batch.map((m) => m.subject));
     for (const subject of subjects) this.busy.add(subject);
     this.inHand += batch.length;
     try {
-      await this.options.handle(batch);
-    } catch (error: unknown) {
-      this.options.logger.error(
-        { err: error, messages: batch.length, stream: this.options.stream },
-        'batch failed; its messages will be redelivered',
-      );
-      for (const message of batch) message.nak(this.options.retryDelayMs ?? 1000);
+      await this.handleOrSettle(batch);
     } finally {
       for (const subject of subjects) this.busy.delete(subject);
       this.inHand -= batch.length;
       this.handled += batch.length;
     }
   }
+}
+
+/**
+ * The problem to file for a dead-lettered message: the handler's error (its code, or INTERNAL), naming
+ * the message's subject as the resource and how often it was delivered.
+ */
+export function deadLetterProblem(message: JsMsg, error: unknown): OffsetSyncError {
+  const why = error instanceof Error ? error.message : String(error);
+  return new OffsetSyncError(`dead-lettered after ${message.info.redeliveryCount} deliveries: ${why}`, {
+    code: errorCode(error),
+    cause: error,
+    details: { resource: `SUBJECT:${message.subject}` },
+  });
 }

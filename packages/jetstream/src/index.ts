@@ -28,7 +28,7 @@ export {
   type ProvisioningMode,
   streamSpecs,
 } from './provisioning.js';
-export { BatchConsumer } from './batch-consumer.js';
+export { BatchConsumer, deadLetterProblem } from './batch-consumer.js';
 export { publishAll, type StreamMessage } from './publish-all.js';
 export {
   LastOnSubject,

@@ -5,6 +5,7 @@
 import { ConfigError, Progress } from '@offsetsync/contracts';
 import {
   BatchConsumer,
+  deadLetterProblem,
   JetStreamPublisher,
   committerConsumerSpec,
   provisionDurableConsumer,
@@ -167,6 +168,7 @@ export class CommitterWorker implements ServiceWorker {
         handle: (messages) => this.handle(pipeline, messages),
         logger,
         retryDelayMs: this.settings.retryBackoffMinMs,
+        onDeadLetter: (message, error) => this.deadLettered(message, error),
       });
       await consumer.start();
       this.pipelines.push(pipeline);
@@ -192,6 +194,16 @@ export class CommitterWorker implements ServiceWorker {
       this.problems.fail('handle batch', error);
       throw error;
     }
+  }
+
+  /**
+   * A translation that failed on every delivery, alone, with an error that is not retryable: terminated
+   * by the consumer. Counted and filed (it stays on the heartbeat: the key syncs again with its next
+   * translation).
+   */
+  private deadLettered(message: JsMsg, error: unknown): void {
+    this.counters.add('dead_lettered');
+    this.problems.fail('dead letters', deadLetterProblem(message, error));
   }
 
   /** Connects to the target until it answers, reporting KAFKA_UNREACHABLE meanwhile. */

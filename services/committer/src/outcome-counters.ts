@@ -18,6 +18,8 @@ export type CommitterOutcome =
   | 'not_translated_refused'
   /** Handed back to JetStream to be tried again after a transient failure. */
   | 'retried'
+  /** Failed on every allowed delivery with an error that is not retryable; terminated (see BatchConsumer). */
+  | 'dead_lettered'
   /** Not a decodable OffsetTranslated; terminated. */
   | 'malformed'
   /** A translation whose body names another link than its subject and consumer; terminated, not reported. */

@@ -8,6 +8,7 @@ import type { JsMsg } from 'nats';
 import { ConfigError, Progress } from '@offsetsync/contracts';
 import {
   BatchConsumer,
+  deadLetterProblem,
   JetStreamPublisher,
   LastOnSubject,
   provisionDurableConsumer,
@@ -162,6 +163,7 @@ export class TranslatorWorker implements ServiceWorker {
         concurrency: BATCH_CONCURRENCY,
         logger,
         handle: (messages) => this.handle(pipeline, messages),
+        onDeadLetter: (message, error) => this.deadLettered(message, error),
       });
       await consumer.start();
       this.pipelines.push(pipeline);
@@ -194,6 +196,15 @@ export class TranslatorWorker implements ServiceWorker {
       this.problems.fail('handle batch', error);
       throw error;
     }
+  }
+
+  /**
+   * A commit that failed on every delivery, alone, with an error that is not retryable: terminated by the
+   * consumer. Counted and filed (it stays on the heartbeat: the key syncs again only with its next commit).
+   */
+  private deadLettered(message: JsMsg, error: unknown): void {
+    this.record('dead_lettered');
+    this.problems.fail('dead letters', deadLetterProblem(message, error));
   }
 
   /** One revision pass over every link; a link that fails is logged and reported (the pipeline files it). */

@@ -20,6 +20,11 @@ const SCENARIOS: Record<string, Scenario> = {
       'records replayed and skipped after moving a group to the target, offsetsync vs MirrorMaker 2 (defaults and tuned), with and without timestamp collisions, over several commit positions',
     run: async (args) => (await import('./scenarios/failover.js')).runFailover(args),
   },
+  health: {
+    summary:
+      'the health service alone (nats-server, no Kafka): replay time, RSS and CPU with 1,000,000 group partitions known to it, at rest, under a trickle and as groups come and go; API latency',
+    run: async (args) => (await import('./scenarios/health.js')).runHealth(args),
+  },
   latency: {
     summary:
       'time from a source commit until the target shows it (p50, p99, max), offsetsync vs MirrorMaker 2 at its defaults and tuned to 1 s, same brokers and groups, one run',
@@ -39,7 +44,8 @@ ${Object.entries(SCENARIOS)
   .map(([name, s]) => `  ${name.padEnd(10)} ${s.summary}`)
   .join('\n')}
 
-Each scenario starts its own test bed (two Kafka clusters, nats-server) and MirrorMaker 2 where it needs one,
+Each scenario starts its own test bed (two Kafka clusters, nats-server; only nats-server for health) and
+MirrorMaker 2 where it needs one,
 stops them at the end, prints progress on stderr and one JSON line last on stdout.
 Scenario options: npm run -s bench -- --scenario <name> --help
 `;

@@ -34,6 +34,7 @@ describe('summarizeGc', () => {
       full_collections: 2,
       main_thread_s: 0.08,
       heap_after_last_full_mb: 50.5,
+      heap_reserved_after_last_full_mb: 70,
       last_full_at_ms: 9001,
       heap_peak_mb: 80,
     });

@@ -52,6 +52,8 @@ export interface GcSummary {
   main_thread_s: number;
   /** Heap after the last full collection (MB) and when it ran (ms since the process started); null if none. */
   heap_after_last_full_mb: number | null;
+  /** The heap V8 kept reserved after that collection (what RSS follows), MB; null if none. */
+  heap_reserved_after_last_full_mb: number | null;
   last_full_at_ms: number | null;
   /** The largest heap in use seen before any collection, in MB. */
   heap_peak_mb: number;
@@ -76,6 +78,7 @@ export function summarizeGc(events: readonly GcEvent[]): GcSummary {
     full_collections: full,
     main_thread_s: Math.round(mainThreadMs) / 1000,
     heap_after_last_full_mb: lastFull?.afterMb ?? null,
+    heap_reserved_after_last_full_mb: lastFull?.committedMb ?? null,
     last_full_at_ms: lastFull?.atMs ?? null,
     heap_peak_mb: peak,
   };

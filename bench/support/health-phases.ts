@@ -3,11 +3,12 @@
 // has read everything published before it.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { summarize, type LatencySummary } from './e2e-latency.js';
+import type { LatencySummary } from './e2e-latency.js';
 import { dueCount, type EventPump } from './event-pump.js';
+import { summarizeGc } from './gc-trace.js';
 import type { GroupPopulation } from './group-churn.js';
 import { isNotFound } from './health-api-client.js';
-import { probeOnce, ProbeSamples, type ApiLatencies } from './health-api-probes.js';
+import { PAGE_SIZE, probeOnce, ProbeSamples, type ApiLatencies } from './health-api-probes.js';
 import {
   commitEvents,
   groupDeletionEvents,
@@ -68,6 +69,11 @@ export class Sentinel {
   private marker = 0;
 
   constructor(private readonly ctx: HealthBenchContext) {}
+
+  /** The last marker published (0 before the first). */
+  get last(): number {
+    return this.marker;
+  }
 
   /** Publishes the next marker, after everything published so far; returns it. */
   async publish(): Promise<number> {
@@ -146,7 +152,9 @@ export async function trickle(
           const group = population.pick(random);
           const partition = Math.floor(random() * shape.partitions);
           const version = versions.take(group);
-          await pump.add(commitEvents(shape, { group, partition, offset: version.offsetsOffset, version, atMs }));
+          await pump.add(
+            commitEvents(shape, { group, partition, offset: version.offsetsOffset, version, atMs }),
+          );
         }
         await pump.flush();
         sent += updates * 3;
@@ -191,7 +199,11 @@ export async function trickle(
       mean: Math.round((cpuShares.reduce((a, b) => a + b, 0) / Math.max(1, cpuShares.length)) * 100) / 100,
       max: Math.round(Math.max(0, ...cpuShares) * 100) / 100,
     },
-    rss_mb: { start: round1(rssAtStart), max: round1(Math.max(rssAtStart, ...rss)), end: round1(health.rssMb()) },
+    rss_mb: {
+      start: round1(rssAtStart),
+      max: round1(Math.max(rssAtStart, ...rss)),
+      end: round1(health.rssMb()),
+    },
     api_ms: probes.summary(),
     caught_up_ms: caughtUp,
   };
@@ -204,14 +216,20 @@ export interface ChurnRoundFigures {
   added_groups: number;
   /** Groups ever created so far (live and deleted). */
   groups_ever: number;
+  /** The last group the round deleted: the one asked about until health forgot it. */
+  deleted_sample: string | null;
   /** Publishing the round's events until health had read them. */
   published_and_read_ms: number;
+  /** The first ListGroups page right after groups were added, and the same page asked again at once. */
+  list_groups_first_page_ms: { after_adds: number; again: number };
   /**
-   * From the round's deletions until GetGroup answered NOT_FOUND for a group it deleted (health forgot
-   * it); null when it still knew the group at the deadline.
+   * From the round's last deletion until GetGroup answered NOT_FOUND for that group (health forgot it,
+   * and every group deleted before it); null when it still knew the group at the deadline.
    */
   forgotten_after_ms: number | null;
   rss_mb: number;
+  /** V8 heap after health's last full collection so far (its live objects then), MB; null if none. */
+  heap_after_last_full_gc_mb: number | null;
   /** Health's CPU seconds over the round, the wait for forgetting included. */
   cpu_seconds: number;
   load_avg: number[];
@@ -226,19 +244,31 @@ export async function churnRound(
   ctx: HealthBenchContext,
   health: MeasuredHealth,
   sentinel: Sentinel,
-  options: { round: number; fraction: number; forgetTimeoutMs: number; catchUpTimeoutMs: number; settleMs: number },
+  options: {
+    round: number;
+    fraction: number;
+    forgetTimeoutMs: number;
+    catchUpTimeoutMs: number;
+    settleMs: number;
+  },
   loadAvg: () => number[],
 ): Promise<ChurnRoundFigures> {
   const { shape, population, random } = ctx;
   const cpuAtStart = health.cpuSeconds();
   const started = performance.now();
   const { deleted, added } = population.churn(options.fraction, random);
-  const deletedAt = performance.now();
-  await publishDeletions(ctx, deleted);
+  // The deletions last, so that health has read them well within the forget window and the wait for
+  // their forgetting starts in time.
   await publishGroups(ctx, added);
+  await publishDeletions(ctx, deleted);
+  const deletedAt = performance.now();
   await sentinel.untilRead(health, await sentinel.publish(), options.catchUpTimeoutMs);
   const read = performance.now();
-  const probe = deleted[0];
+  // Groups were added since the last listing: the first page after that sorts the names again.
+  const afterAdds = await health.client.listGroups(PAGE_SIZE, '');
+  const again = await health.client.listGroups(PAGE_SIZE, '');
+  // The last group deleted: once health forgot it, it forgot every group of the round.
+  const probe = deleted.at(-1);
   let forgottenAfterMs: number | null = null;
   if (probe !== undefined) {
     while (performance.now() - deletedAt < options.forgetTimeoutMs) {
@@ -259,9 +289,12 @@ export async function churnRound(
     deleted_groups: deleted.length,
     added_groups: added.length,
     groups_ever: population.everUsed,
+    deleted_sample: probe === undefined ? null : groupName(probe),
     published_and_read_ms: Math.round(read - started),
+    list_groups_first_page_ms: { after_adds: round1(afterAdds.ms), again: round1(again.ms) },
     forgotten_after_ms: forgottenAfterMs,
     rss_mb: round1(health.rssMb()),
+    heap_after_last_full_gc_mb: summarizeGc(await health.gcEvents()).heap_after_last_full_mb,
     cpu_seconds: Math.round((health.cpuSeconds() - cpuAtStart) * 100) / 100,
     load_avg: loadAvg(),
   };

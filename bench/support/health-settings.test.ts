@@ -5,7 +5,12 @@ describe('healthBenchSettings', () => {
   it('reads the defaults: 1,000,000 group partitions, five rounds of 20 % churn, the GC traced', () => {
     const settings = healthBenchSettings(HEALTH_BENCH_DEFAULTS);
     expect(settings.groups * settings.partitions).toBe(1_000_000);
-    expect(settings).toMatchObject({ churnRounds: 5, churnFraction: 0.2, forgetDeletedAfterMs: 30_000, gcTrace: true });
+    expect(settings).toMatchObject({
+      churnRounds: 5,
+      churnFraction: 0.2,
+      forgetDeletedAfterMs: 30_000,
+      gcTrace: true,
+    });
   });
 
   it('takes --no-gc-trace', () => {

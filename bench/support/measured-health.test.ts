@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { OffsetSyncConfigSchema } from '@offsetsync/runtime';
-import { healthConfig, type HealthSetup } from './measured-health.js';
+import { exitReason, healthConfig, type HealthSetup } from './measured-health.js';
 
 const setup: HealthSetup = {
   natsUrl: 'nats://127.0.0.1:4222',
@@ -25,5 +25,35 @@ describe('healthConfig', () => {
     const given = OffsetSyncConfigSchema.parse(healthConfig({ ...setup, forgetDeletedGroupAfterMs: 30_000 }));
     expect(given.health?.forgetDeletedGroupAfterMs).toBe(30_000);
     expect(defaults.health?.forgetDeletedGroupAfterMs).not.toBe(30_000);
+  });
+});
+
+describe('exitReason', () => {
+  it('gives the error Node.js printed last, passing over GC trace lines', () => {
+    const log = [
+      '{"level":"info","msg":"JetStream streams provisioned"}',
+      '/work/main/node_modules/nats/lib/nats-base-client/core.js:143',
+      '        return new NatsError(m, code, chainedError);',
+      'NatsError: TIMEOUT',
+      '    at NatsError.errorForCode (/work/main/node_modules/nats/lib/nats-base-client/core.js:143:16)',
+      "  code: 'TIMEOUT',",
+      '}',
+      '[27188:0x2d875e10]     1079 ms: Mark-Compact 44.9 (65.7) -> 30.0 (69.8) MB, 13.03 / 0.15 ms',
+      'Node.js v20.20.2',
+    ].join('\n');
+    expect(exitReason(log)).toBe('NatsError: TIMEOUT');
+  });
+
+  it("gives the service's last error line with its cause", () => {
+    const log = [
+      '{"level":"info","msg":"starting"}',
+      '{"level":"error","msg":"start failed","err":{"message":"no streams"}}',
+      '{"level":"info","msg":"stopped"}',
+    ].join('\n');
+    expect(exitReason(log)).toBe('start failed: no streams');
+  });
+
+  it('says so when the log holds no error', () => {
+    expect(exitReason('{"level":"info","msg":"starting"}\n')).toBe('no error in its log');
   });
 });

@@ -2,6 +2,7 @@
 // its process started through the benchmarks' service starter with its resident memory sampled from
 // /proc, the time until its API says SERVING (it serves only once it has replayed the streams), and its
 // `--trace-gc` lines read back from its log.
+import { rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { HealthCheckResponse_ServingStatus as ServingStatus } from '@offsetsync/contracts';
 import type { Cleanup, ServiceProcess } from '@offsetsync/harness';
@@ -51,6 +52,34 @@ export function healthConfig(setup: HealthSetup): Record<string, unknown> {
   };
 }
 
+/** How a start of health ended: serving, or the process gone first. */
+export type ServeOutcome =
+  { served: true; ms: number } | { served: false; afterMs: number; exitCode: number | null; reason: string };
+
+/**
+ * Why a service process ended, from its log: the last error Node.js printed (an uncaught exception or
+ * rejection) or the last error or fatal line the service logged. Pure.
+ */
+export function exitReason(log: string): string {
+  const lines = log.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('['));
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i]!.trim();
+    if (/^\w*Error\b/.test(line)) return line;
+    if (!line.startsWith('{')) continue;
+    let entry: { level?: unknown; msg?: unknown; err?: { message?: unknown } };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      continue;
+    }
+    if (entry.level === 'error' || entry.level === 'fatal') {
+      const cause = typeof entry.err?.message === 'string' ? `: ${entry.err.message}` : '';
+      return `${String(entry.msg)}${cause}`;
+    }
+  }
+  return 'no error in its log';
+}
+
 const MB = 1024 * 1024;
 /** How often resident memory is sampled for the peak. */
 const RSS_SAMPLE_MS = 100;
@@ -74,17 +103,25 @@ export class MeasuredHealth {
     this.client = new HealthApiClient(`127.0.0.1:${grpcPort}`, apiDeadlineMs);
   }
 
-  /** Starts health with `setup`; `gcTrace` adds `--trace-gc`. Stopped by `cleanup` at the latest. */
+  /**
+   * Starts health with `setup`; `gcTrace` adds `--trace-gc`. Stopped by `cleanup` at the latest, which
+   * then removes its config and log, or keeps them when the run failed.
+   */
   static async start(
     setup: HealthSetup,
-    options: { gcTrace: boolean; apiDeadlineMs: number; cleanup: Cleanup },
+    options: { gcTrace: boolean; apiDeadlineMs: number; cleanup: Cleanup; say: (line: string) => void },
   ): Promise<MeasuredHealth> {
+    const { cleanup, say } = options;
     const spawnedAtMs = Date.now();
     const service = await startBenchService('health', healthConfig(setup), {
       nodeArgs: options.gcTrace ? ['--trace-gc'] : [],
     });
+    cleanup.push(`remove health's folder ${service.dir}`, async () => {
+      if (cleanup.failed) say(`health config and log kept in ${service.dir}`);
+      else await rm(service.dir, { recursive: true, force: true });
+    });
     const health = new MeasuredHealth(service, spawnedAtMs, setup.grpcPort, options.apiDeadlineMs);
-    options.cleanup.push(`stop health ${service.pid}`, () => health.stop());
+    cleanup.push(`stop health ${service.pid}`, () => health.stop());
     return health;
   }
 
@@ -113,17 +150,23 @@ export class MeasuredHealth {
   }
 
   /**
-   * Resolves with the milliseconds from the spawn until health's API answered SERVING: it binds its port
-   * only after the replay. Rejects when the process exits first or `timeoutMs` passes.
+   * Waits until health's API answers SERVING (it binds its port only after the replay): the
+   * milliseconds since the spawn, or why the process exited first. Rejects after `timeoutMs`.
    */
-  async untilServing(timeoutMs: number): Promise<number> {
+  async untilServing(timeoutMs: number): Promise<ServeOutcome> {
     const deadline = this.spawnedAtMs + timeoutMs;
     for (;;) {
-      if (!this.service.running()) throw new Error(`health exited during its start; see ${this.service.logFile}`);
+      if (!this.service.running())
+        return {
+          served: false,
+          afterMs: this.sinceSpawnMs(),
+          exitCode: await this.service.exited,
+          reason: exitReason(await this.service.log()),
+        };
       if (Date.now() > deadline) throw new Error(`health did not serve within ${timeoutMs} ms`);
       try {
         const { value } = await this.client.check(HEALTH_API_SERVICE, 1_000);
-        if (value === ServingStatus.SERVING) return this.sinceSpawnMs();
+        if (value === ServingStatus.SERVING) return { served: true, ms: this.sinceSpawnMs() };
       } catch {
         // The port is not open yet: health is still replaying.
       }
@@ -134,11 +177,6 @@ export class MeasuredHealth {
   /** The collections `--trace-gc` logged so far (none without it). */
   async gcEvents(): Promise<GcEvent[]> {
     return parseGcTrace(await this.service.log());
-  }
-
-  /** Where its config and log are. */
-  get dir(): string {
-    return this.service.dir;
   }
 
   /** SIGTERM, and the exit code; runs once. */

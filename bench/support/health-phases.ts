@@ -55,7 +55,7 @@ export async function publishGroups(ctx: HealthBenchContext, groups: Iterable<nu
 }
 
 /** Publishes the deletion of each of `groups`, as the collector does when a group is deleted on the source. */
-export async function publishDeletions(ctx: HealthBenchContext, groups: Iterable<number>): Promise<void> {
+async function publishDeletions(ctx: HealthBenchContext, groups: Iterable<number>): Promise<void> {
   const { shape, pump, versions } = ctx;
   for (const group of groups) {
     const tombstones = Array.from({ length: shape.partitions + 1 }, () => versions.take(group));

@@ -12,7 +12,7 @@ import { HealthApiClient } from './health-api-client.js';
 import { cpuSeconds, RssSampler } from './process-stats.js';
 
 /** The gRPC health name of health's own API: SERVING once the streams are replayed. */
-export const HEALTH_API_SERVICE = 'offsetsync.v1.OffsetSyncHealth';
+const HEALTH_API_SERVICE = 'offsetsync.v1.OffsetSyncHealth';
 
 /** Where health reads from, which link it reports, and its settings under test. */
 export interface HealthSetup {

@@ -13,7 +13,7 @@ export {
   type MirrorMakerOffsetTranslation,
 } from './mirror-maker.js';
 export { isAlive, isGroupAlive, spawnDetached, stopProcess } from './processes.js';
-export { restartNatsServer, startNatsServer, type NatsServerInfo } from './nats-server.js';
+export { restartNatsServer, startNatsServer } from './nats-server.js';
 export type { SecureTestbedOptions, TestbedSecurityInfo } from './secure-options.js';
 export {
   readTestbedFile,

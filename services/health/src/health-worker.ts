@@ -147,8 +147,7 @@ export class HealthWorker implements ServiceWorker {
   /** Forgets the groups deleted on the source longer ago than the setting (see HealthState.forgetDeleted). */
   forgetDeleted(): void {
     const forgotten = this.state.forgetDeleted(this.clock());
-    if (forgotten > 0)
-      this.context.logger.info({ groups: forgotten }, 'forgot groups deleted on the source');
+    if (forgotten > 0) this.context.logger.info({ groups: forgotten }, 'forgot groups deleted on the source');
   }
 
   async stop(): Promise<void> {

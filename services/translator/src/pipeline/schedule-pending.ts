@@ -30,7 +30,7 @@ export function settlementOf(translation: Translation, attempt: number, retry: P
  * gave its redelivery to another instance (which settles it there), or a newer commit of the key went
  * elsewhere. Above the consumer's ack wait (30 s), so a redelivery that comes late is still in time.
  */
-export const FORGET_PENDING_AFTER_MS = 60_000;
+const FORGET_PENDING_AFTER_MS = 60_000;
 
 /**
  * The keys (subjects) whose last translation here was pending: the pending-translations gauge. A key is

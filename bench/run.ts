@@ -45,8 +45,8 @@ ${Object.entries(SCENARIOS)
   .join('\n')}
 
 Each scenario starts its own test bed (two Kafka clusters, nats-server; only nats-server for health) and
-MirrorMaker 2 where it needs one,
-stops them at the end, prints progress on stderr and one JSON line last on stdout.
+MirrorMaker 2 where it needs one, stops them at the end, prints progress on stderr and one JSON line last
+on stdout.
 Scenario options: npm run -s bench -- --scenario <name> --help
 `;
 

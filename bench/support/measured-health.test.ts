@@ -37,6 +37,7 @@ describe('exitReason', () => {
       'NatsError: TIMEOUT',
       '    at NatsError.errorForCode (/work/main/node_modules/nats/lib/nats-base-client/core.js:143:16)',
       "  code: 'TIMEOUT',",
+      '  chainedError: undefined',
       '}',
       '[27188:0x2d875e10]     1079 ms: Mark-Compact 44.9 (65.7) -> 30.0 (69.8) MB, 13.03 / 0.15 ms',
       'Node.js v20.20.2',

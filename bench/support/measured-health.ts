@@ -64,7 +64,8 @@ export function exitReason(log: string): string {
   const lines = log.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('['));
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i]!.trim();
-    if (/^\w*Error\b/.test(line)) return line;
+    // `NatsError: TIMEOUT`, not the `chainedError: undefined` Node.js prints among the error's fields.
+    if (/^[A-Z]\w*Error(:|$)/.test(line)) return line;
     if (!line.startsWith('{')) continue;
     let entry: { level?: unknown; msg?: unknown; err?: { message?: unknown } };
     try {

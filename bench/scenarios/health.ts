@@ -420,12 +420,21 @@ async function measure(settings: HealthBenchSettings, cleanup: Cleanup): Promise
         `  round ${round}: -${figures.deleted_groups} +${figures.added_groups} groups (${figures.groups_ever} ever), read in ${figures.published_and_read_ms} ms, the last deleted group forgotten after ${figures.forgotten_after_ms ?? 'never'} ms, rss ${Math.round(figures.rss_mb)} MB, heap after the last full GC ${figures.heap_after_last_full_gc_mb ?? '-'} MB; load ${figures.load_avg.join(' ')}`,
       );
     }
+    // At rest with a short window health sweeps for deleted groups every few seconds: what that costs.
+    const idleCpuStart = churning.cpuSeconds();
+    await sleep(settings.settleSeconds * 1_000);
+    const idleAfterRounds = {
+      seconds: settings.settleSeconds,
+      cpu_seconds: round2(churning.cpuSeconds() - idleCpuStart),
+    };
+    say(`  at rest after the rounds: ${idleAfterRounds.cpu_seconds} cpu s in ${settings.settleSeconds} s`);
     const listed = await walkListing(churning.client, settings.groups + 1);
     const gcChurn = await churning.gcEvents();
     churn = {
       forget_deleted_after_ms: settings.forgetDeletedAfterMs,
       replay_again: replayAgain,
       rounds,
+      idle_after_rounds: idleAfterRounds,
       rss_mb_after_rounds: round1(churning.rssMb()),
       rss_mb_peak: round1(churning.rssPeakMb()),
       groups_listed_after: listed.groups,

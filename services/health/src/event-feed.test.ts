@@ -2,7 +2,9 @@
 // needed, how long it waits after failures. (Against nats-server: test/integration/health-event-feed.)
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { step, type Cursor } from './event-feed.js';
+import type { JetStreamClient, JetStreamManager } from 'nats';
+import { Names } from '@offsetsync/contracts';
+import { EventFeed, step, type Cursor } from './event-feed.js';
 
 describe('step', () => {
   it('reads a message that continues the delivery sequence and moves the cursor past it', () => {
@@ -41,5 +43,44 @@ describe('step', () => {
         },
       ),
     );
+  });
+});
+
+describe('EventFeed.start', () => {
+  it("rejects, rather than ending the process, when a stream's replay fails while another stream's info is awaited", async () => {
+    const names = new Names('osync');
+    let infos = 0;
+    const jsm = {
+      streams: {
+        // The first stream answers at once, the second 200 ms later: long enough for a replay started
+        // in between to fail.
+        info: async () => {
+          infos += 1;
+          if (infos === 2) await new Promise((resolve) => setTimeout(resolve, 200));
+          return { state: { messages: 5, last_seq: 5 } };
+        },
+      },
+      consumers: {
+        add: () => Promise.reject(new Error('consumer create timed out')),
+      },
+    } as unknown as JetStreamManager;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const feed = new EventFeed({
+        js: {} as JetStreamClient,
+        names,
+        onMessage: () => undefined,
+        onFailure: () => undefined,
+        onRecovery: () => undefined,
+      });
+      await expect(feed.start(jsm)).rejects.toThrow('consumer create timed out');
+      await feed.stop();
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
   });
 });

@@ -85,13 +85,18 @@ export class EventFeed {
 
   /** Starts reading every stream; resolves when the state stored at start has been replayed. */
   async start(jsm: JetStreamManager): Promise<void> {
-    const caughtUp: Promise<void>[] = [];
+    // Every stream's last sequence first: a replay started while the next info is awaited could fail with
+    // nothing listening yet, an unhandled rejection that would end the process instead of failing start().
+    const lastSequences = new Map<HealthStream, number>();
     for (const kind of HEALTH_STREAMS) {
       const info = await jsm.streams.info(this.options.names.stream(kind));
+      lastSequences.set(kind, info.state.messages === 0 ? 0 : info.state.last_seq);
+    }
+    const caughtUp = HEALTH_STREAMS.map((kind) => {
       const follower = new StreamFollower(kind, jsm, this.options);
       this.followers.push(follower);
-      caughtUp.push(follower.start(info.state.messages === 0 ? 0 : info.state.last_seq));
-    }
+      return follower.start(lastSequences.get(kind) ?? 0);
+    });
     await Promise.all(caughtUp);
   }
 

@@ -481,18 +481,19 @@ export class HealthState {
     let forgotten = 0;
     for (const [source, groups] of this.sources) {
       for (const [name, group] of groups) {
-        const newestCommit = [...group.partitions.values()].reduce<{ version: Version } | undefined>(
-          (newest, facts) =>
-            facts.committed !== undefined && compareVersions(facts.committed.version, newest?.version) > 0
-              ? facts.committed
-              : newest,
-          undefined,
-        );
-        if (gone(group.deleted, newestCommit)) {
-          for (const link of this.links.values()) if (link.source === source) this.dropLinkGroup(link, name);
-          groups.delete(name);
-          forgotten += 1;
-          continue;
+        if (group.deleted !== undefined && group.deleted.observedAtMs < before) {
+          // The whole group goes unless a partition committed after its deletion.
+          let newestCommit: { version: Version } | undefined;
+          for (const facts of group.partitions.values())
+            if (compareVersions(facts.committed?.version, newestCommit?.version) > 0)
+              newestCommit = facts.committed;
+          if (gone(group.deleted, newestCommit)) {
+            for (const link of this.links.values())
+              if (link.source === source) this.dropLinkGroup(link, name);
+            groups.delete(name);
+            forgotten += 1;
+            continue;
+          }
         }
         for (const [key, facts] of group.partitions) {
           const deleted =
